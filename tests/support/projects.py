@@ -1,0 +1,128 @@
+"""Create and index real graphrag projects that talk to the scripted server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+STORIES = REPO / "eval" / "stories"
+
+SETTINGS = """\
+completion_models:
+  default_completion_model:
+    model_provider: openai
+    model: gpt-4o-mini
+    api_base: {api_base}
+    api_key: ${{GTOG_TEST_API_KEY}}
+    retry:
+      type: immediate
+      max_retries: 2
+embedding_models:
+  default_embedding_model:
+    model_provider: openai
+    model: text-embedding-3-small
+    api_base: {api_base}
+    api_key: ${{GTOG_TEST_API_KEY}}
+input:
+  type: text
+chunking:
+  type: tokens
+  size: 250
+  overlap: 20
+  encoding_model: o200k_base
+input_storage:
+  type: file
+  base_dir: "input"
+output_storage:
+  type: file
+  base_dir: "output"
+reporting:
+  type: file
+  base_dir: "logs"
+cache:
+  type: none
+vector_store:
+  type: lancedb
+  db_uri: output/lancedb
+  vector_size: {dims}
+embed_text:
+  embedding_model_id: default_embedding_model
+extract_graph:
+  completion_model_id: default_completion_model
+  entity_types: [organization,person,geo,event]
+  max_gleanings: 1
+summarize_descriptions:
+  completion_model_id: default_completion_model
+  max_length: 500
+cluster_graph:
+  max_cluster_size: 10
+extract_claims:
+  enabled: false
+community_reports:
+  completion_model_id: default_completion_model
+  max_length: 2000
+  max_input_length: 8000
+snapshots:
+  graphml: false
+  embeddings: false
+local_search:
+  completion_model_id: default_completion_model
+  embedding_model_id: default_embedding_model
+global_search:
+  completion_model_id: default_completion_model
+drift_search:
+  completion_model_id: default_completion_model
+  embedding_model_id: default_embedding_model
+basic_search:
+  completion_model_id: default_completion_model
+  embedding_model_id: default_embedding_model
+"""
+
+TEST_API_KEY = "sk-test-SECRET-do-not-log-0123456789"
+
+
+def test_env() -> dict[str, str]:
+    """Environment for subprocesses: offline, with the test key."""
+    env = dict(os.environ)
+    env.update(
+        GTOG_TEST_API_KEY=TEST_API_KEY,
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        HF_HUB_OFFLINE="1",
+        NO_PROXY="127.0.0.1,localhost",
+    )
+    return env
+
+
+def write_project(root: Path, story: str, api_base: str, dims: int = 64) -> Path:
+    """A graphrag project folder for one example story (settings + input)."""
+    (root / "input").mkdir(parents=True, exist_ok=True)
+    shutil.copy(STORIES / f"{story}.txt", root / "input" / f"{story}.txt")
+    (root / "settings.yaml").write_text(SETTINGS.format(api_base=api_base, dims=dims))
+    return root
+
+
+def retarget(root: Path, api_base: str) -> None:
+    """Point an existing project's models at another server."""
+    text = (root / "settings.yaml").read_text()
+    lines = [
+        f"    api_base: {api_base}" if line.strip().startswith("api_base:") else line
+        for line in text.splitlines()
+    ]
+    (root / "settings.yaml").write_text("\n".join(lines) + "\n")
+
+
+def index_project(root: Path) -> None:
+    """Run graphrag's own `index` command on the project (through `gtog index`)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "gtog", "index", "--root", str(root)],
+        env=test_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if result.returncode != 0 or not (root / "output" / "entities.parquet").exists():
+        raise RuntimeError(f"indexing {root} failed:\n{result.stdout}\n{result.stderr}")

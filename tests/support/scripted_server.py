@@ -1,0 +1,386 @@
+"""A scripted OpenAI-compatible server for tests and benchmarks (127.0.0.1 only).
+
+It speaks `/v1/chat/completions` (plain JSON and SSE streaming, with `usage`),
+`/v1/embeddings` and `/v1/models`, answers chat requests by *rules* on the prompt,
+and keeps a log of every request so tests can count calls and tokens exactly as the
+server saw them.
+
+    server = ScriptedServer(rules=[Rule("echo", lambda r: True, lambda r: r.last_user)])
+    server.start()
+    ... point settings.yaml `api_base` at server.base_url ...
+    server.stop()
+
+A rule's reply may be a string, or a `Fail(status, message)` to return an HTTP error.
+Requests that no rule matches are answered with `UNSCRIPTED` and listed in
+`server.unscripted`, so a test can assert that every call was foreseen.
+Run `python -m tests.support.scripted_server --port 0` to serve the default rules
+from a separate process (the port is printed on stdout).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "ChatRequest",
+    "Fail",
+    "LogEntry",
+    "Rule",
+    "ScriptedServer",
+    "count_tokens",
+    "hash_embedding",
+]
+
+UNSCRIPTED = "UNSCRIPTED"
+_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+
+
+def count_tokens(text: str) -> int:
+    """The server's own token count: words and punctuation marks."""
+    return len(_TOKEN_RE.findall(text))
+
+
+def hash_embedding(text: str, dims: int = 64) -> list[float]:
+    """A deterministic bag-of-words embedding: texts sharing words are close."""
+    vec = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        if len(word) < 3:
+            continue
+        h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+        vec[h % dims] += 1.0 if (h >> 32) & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+@dataclass
+class ChatRequest:
+    """One chat request as the rules see it."""
+
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The request's messages."""
+        return list(self.body.get("messages") or [])
+
+    def _text(self, content: Any) -> str:
+        if isinstance(content, list):
+            return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        return str(content or "")
+
+    @property
+    def prompt(self) -> str:
+        """All message contents joined, in order."""
+        return "\n".join(self._text(m.get("content")) for m in self.messages)
+
+    @property
+    def system(self) -> str:
+        """The system messages joined."""
+        return "\n".join(
+            self._text(m.get("content")) for m in self.messages if m.get("role") == "system"
+        )
+
+    @property
+    def last_user(self) -> str:
+        """The last user message."""
+        for m in reversed(self.messages):
+            if m.get("role") == "user":
+                return self._text(m.get("content"))
+        return ""
+
+    @property
+    def stream(self) -> bool:
+        """Whether the client asked for SSE streaming."""
+        return bool(self.body.get("stream"))
+
+    @property
+    def temperature(self) -> float | None:
+        """The requested temperature, if any."""
+        t = self.body.get("temperature")
+        return float(t) if t is not None else None
+
+
+@dataclass(frozen=True)
+class Fail:
+    """A scripted HTTP error reply."""
+
+    status: int = 500
+    message: str = "scripted failure"
+
+
+@dataclass
+class Rule:
+    """Answer requests for which `match` is true with `reply(request)`."""
+
+    name: str
+    match: Callable[[ChatRequest], bool]
+    reply: Callable[[ChatRequest], str | Fail]
+
+
+@dataclass
+class LogEntry:
+    """One request the server answered."""
+
+    kind: str  # "chat" | "embeddings"
+    rule: str | None
+    prompt: str
+    reply: str
+    prompt_tokens: int
+    output_tokens: int
+    stream: bool
+    status: int
+    temperature: float | None = None
+    request: dict[str, Any] = field(default_factory=dict)
+    time: float = field(default_factory=time.time)
+
+
+class ScriptedServer:
+    """Threaded HTTP server answering OpenAI-style requests by rules."""
+
+    def __init__(
+        self,
+        rules: Iterable[Rule] = (),
+        *,
+        port: int = 0,
+        embedding_dims: int = 64,
+        stream_usage: bool = False,
+        delay: float = 0.0,
+    ) -> None:
+        self.rules: list[Rule] = list(rules)
+        self.embedding_dims = embedding_dims
+        self.stream_usage = stream_usage
+        """Send a final usage chunk on streams (only when the client asks for it)."""
+        self.delay = delay
+        """Seconds to wait before each chat reply (to make interruption tests deterministic)."""
+        self.log: list[LogEntry] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-style base URL (`.../v1`)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ScriptedServer:
+        """Serve in a background thread."""
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- log helpers -------------------------------------------------------------------
+    def chat_log(self) -> list[LogEntry]:
+        """Chat requests only."""
+        with self._lock:
+            return [e for e in self.log if e.kind == "chat"]
+
+    def clear_log(self) -> None:
+        """Forget all logged requests."""
+        with self._lock:
+            self.log.clear()
+
+    @property
+    def unscripted(self) -> list[LogEntry]:
+        """Chat requests that no rule matched."""
+        return [e for e in self.chat_log() if e.rule is None]
+
+    # -- answering ---------------------------------------------------------------------
+    def answer(self, request: ChatRequest) -> tuple[str | None, str | Fail]:
+        """The first matching rule's name and reply."""
+        for rule in self.rules:
+            if rule.match(request):
+                return rule.name, rule.reply(request)
+        return None, UNSCRIPTED
+
+    def _record(self, entry: LogEntry) -> None:
+        with self._lock:
+            self.log.append(entry)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send_json(200, {"object": "list", "data": [{"id": "scripted"}]})
+                elif self.path.rstrip("/").endswith("/log"):
+                    with server._lock:
+                        entries = [e.__dict__ for e in server.log]
+                    self._send_json(200, {"log": entries})
+                else:
+                    self._send_json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except json.JSONDecodeError:
+                    self._send_json(400, {"error": {"message": "invalid JSON body"}})
+                    return
+                path = self.path.rstrip("/")
+                if path.endswith("/chat/completions"):
+                    self._chat(body)
+                elif path.endswith("/embeddings"):
+                    self._embeddings(body)
+                else:
+                    self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                inputs = body.get("input")
+                if isinstance(inputs, str):
+                    inputs = [inputs]
+                inputs = [str(x) for x in inputs or []]
+                tokens = sum(count_tokens(t) for t in inputs)
+                data = [
+                    {
+                        "object": "embedding",
+                        "index": i,
+                        "embedding": hash_embedding(t, server.embedding_dims),
+                    }
+                    for i, t in enumerate(inputs)
+                ]
+                server._record(
+                    LogEntry("embeddings", "embeddings", "\n".join(inputs), "", tokens, 0, False, 200)
+                )
+                self._send_json(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body.get("model", "scripted"),
+                        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                    },
+                )
+
+            def _chat(self, body: dict[str, Any]) -> None:
+                request = ChatRequest(body)
+                rule, reply = server.answer(request)
+                if server.delay:
+                    time.sleep(server.delay)
+                prompt_tokens = count_tokens(request.prompt)
+                if isinstance(reply, Fail):
+                    server._record(
+                        LogEntry(
+                            "chat", rule, request.prompt, "", prompt_tokens, 0,
+                            request.stream, reply.status, request.temperature, body,
+                        )
+                    )
+                    self._send_json(
+                        reply.status, {"error": {"message": reply.message, "type": "scripted"}}
+                    )
+                    return
+                output_tokens = count_tokens(reply)
+                server._record(
+                    LogEntry(
+                        "chat", rule, request.prompt, reply, prompt_tokens, output_tokens,
+                        request.stream, 200, request.temperature, body,
+                    )
+                )
+                usage = {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": output_tokens,
+                    "total_tokens": prompt_tokens + output_tokens,
+                }
+                ident = f"chatcmpl-{len(server.log)}"
+                model = body.get("model", "scripted")
+                if not request.stream:
+                    self._send_json(
+                        200,
+                        {
+                            "id": ident,
+                            "object": "chat.completion",
+                            "created": int(time.time()),
+                            "model": model,
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "message": {"role": "assistant", "content": reply},
+                                    "finish_reason": "stop",
+                                }
+                            ],
+                            "usage": usage,
+                        },
+                    )
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                pieces = re.findall(r"\S+\s*|\s+", reply) or [""]
+                base = {"id": ident, "object": "chat.completion.chunk", "model": model}
+                for i, piece in enumerate(pieces):
+                    delta: dict[str, Any] = {"content": piece}
+                    if i == 0:
+                        delta["role"] = "assistant"
+                    chunk = {**base, "choices": [{"index": 0, "delta": delta}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                final = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                self.wfile.write(f"data: {json.dumps(final)}\n\n".encode())
+                wants_usage = (body.get("stream_options") or {}).get("include_usage")
+                if server.stream_usage and wants_usage:
+                    self.wfile.write(
+                        f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode()
+                    )
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+        return Handler
+
+
+def _main() -> None:
+    import argparse
+
+    from tests.support.world import default_rules
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    server = ScriptedServer(default_rules(), port=args.port)
+    print(server.port, flush=True)
+    server._httpd.serve_forever()
+
+
+if __name__ == "__main__":
+    _main()
