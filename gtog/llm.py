@@ -29,6 +29,7 @@ __all__ = [
     "chat_model_from_config",
     "embedding_model_from_config",
     "model_cost_usd",
+    "reply_of",
 ]
 
 Messages = str | list[dict[str, Any]]
@@ -91,9 +92,8 @@ def model_cost_usd(config: ModelConfig, prompt_tokens: int, output_tokens: int) 
     if not costs:
         return None
     try:
-        return (
-            prompt_tokens * float(costs["input_cost_per_token"])
-            + output_tokens * float(costs["output_cost_per_token"])
+        return prompt_tokens * float(costs["input_cost_per_token"]) + output_tokens * float(
+            costs["output_cost_per_token"]
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -135,30 +135,33 @@ class ChatModel:
         if json_mode:
             args["response_format_json_object"] = True
         response = await self.completion.completion_async(messages=messages, **args)
-        text = response.content  # type: ignore[union-attr]
-        usage = getattr(response, "usage", None)
-        if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
-            prompt_tokens, output_tokens, reported = (
-                int(usage.prompt_tokens or 0),
-                int(usage.completion_tokens or 0),
-                True,
-            )
-        else:
-            prompt_text = "\n".join(str(m.get("content", "")) for m in messages)
-            prompt_tokens = self.count_tokens(prompt_text)
-            output_tokens = self.count_tokens(text)
-            reported = False
-        return ChatReply(
-            text=text,
-            prompt_tokens=prompt_tokens,
-            output_tokens=output_tokens,
-            usage_reported=reported,
-            cost_usd=model_cost_usd(self.config, prompt_tokens, output_tokens),
-        )
+        return reply_of(response, messages, self)
 
     def count_tokens(self, text: str) -> int:
         """Tokens in `text` by the model's tokenizer."""
         return len(self.completion.tokenizer.encode(text))
+
+
+def reply_of(response: Any, messages: list[dict[str, Any]], model: ChatModel) -> ChatReply:
+    """Text and usage of a non-streamed response (tokenizer counts when the server sent none)."""
+    text = response.content
+    usage = getattr(response, "usage", None)
+    if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
+        prompt_tokens = int(usage.prompt_tokens or 0)
+        output_tokens = int(usage.completion_tokens or 0)
+        reported = True
+    else:
+        prompt_text = "\n".join(str(m.get("content", "")) for m in messages)
+        prompt_tokens = model.count_tokens(prompt_text)
+        output_tokens = model.count_tokens(text)
+        reported = False
+    return ChatReply(
+        text=text,
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        usage_reported=reported,
+        cost_usd=model_cost_usd(model.config, prompt_tokens, output_tokens),
+    )
 
 
 class EmbeddingModel:

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
-import gtog  # noqa: F401  (sets offline defaults before graphrag imports litellm)
+import importlib
+
 from graphrag.cli.main import app
 
+import gtog  # noqa: F401  (sets offline defaults before graphrag imports litellm)
+
 __all__ = ["app", "main"]
+
+_EXTENSIONS = ("gtog.cli.eval", "gtog.cli.query", "gtog.cli.init", "gtog.cli.qa", "gtog.cli.local")
+
+
+def _register_all() -> None:
+    for name in _EXTENSIONS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(app)
+
+
+_register_all()
 
 
 def main() -> None:

@@ -280,7 +280,9 @@ class ScriptedServer:
                     for i, t in enumerate(inputs)
                 ]
                 server._record(
-                    LogEntry("embeddings", "embeddings", "\n".join(inputs), "", tokens, 0, False, 200)
+                    LogEntry(
+                        "embeddings", "embeddings", "\n".join(inputs), "", tokens, 0, False, 200
+                    )
                 )
                 self._send_json(
                     200,
@@ -301,8 +303,16 @@ class ScriptedServer:
                 if isinstance(reply, Fail):
                     server._record(
                         LogEntry(
-                            "chat", rule, request.prompt, "", prompt_tokens, 0,
-                            request.stream, reply.status, request.temperature, body,
+                            "chat",
+                            rule,
+                            request.prompt,
+                            "",
+                            prompt_tokens,
+                            0,
+                            request.stream,
+                            reply.status,
+                            request.temperature,
+                            body,
                         )
                     )
                     self._send_json(
@@ -312,8 +322,16 @@ class ScriptedServer:
                 output_tokens = count_tokens(reply)
                 server._record(
                     LogEntry(
-                        "chat", rule, request.prompt, reply, prompt_tokens, output_tokens,
-                        request.stream, 200, request.temperature, body,
+                        "chat",
+                        rule,
+                        request.prompt,
+                        reply,
+                        prompt_tokens,
+                        output_tokens,
+                        request.stream,
+                        200,
+                        request.temperature,
+                        body,
                     )
                 )
                 usage = {

@@ -25,20 +25,52 @@ EXAMPLE_QA = REPO / "eval" / "qa_eval.json"
 # title -> (type, description, mentions that reveal it in a text chunk)
 ENTITIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "MAREN HOLT": ("PERSON", "Maren Holt keeps the lighthouse on Varn Island.", ("Maren",)),
-    "TOBIAS HOLT": ("PERSON", "Tobias Holt is Maren's brother, a fisherman of Kelport.", ("Tobias",)),
-    "VARN ISLAND": ("GEO", "Varn Island is a rock three miles off Kelport with a lighthouse.", ("Varn Island",)),
+    "TOBIAS HOLT": (
+        "PERSON",
+        "Tobias Holt is Maren's brother, a fisherman of Kelport.",
+        ("Tobias",),
+    ),
+    "VARN ISLAND": (
+        "GEO",
+        "Varn Island is a rock three miles off Kelport with a lighthouse.",
+        ("Varn Island",),
+    ),
     "KELPORT": ("GEO", "Kelport is a harbour town.", ("Kelport",)),
-    "OSKAR VENN": ("PERSON", "Oskar Venn is a merchant in Kelport who sells whale oil.", ("Oskar Venn",)),
-    "GREY HERON": ("ORGANIZATION", "The Grey Heron is a cargo ship carrying timber.", ("Grey Heron",)),
+    "OSKAR VENN": (
+        "PERSON",
+        "Oskar Venn is a merchant in Kelport who sells whale oil.",
+        ("Oskar Venn",),
+    ),
+    "GREY HERON": (
+        "ORGANIZATION",
+        "The Grey Heron is a cargo ship carrying timber.",
+        ("Grey Heron",),
+    ),
     "ILSE DUNMORE": ("PERSON", "Ilse Dunmore is the captain of the Grey Heron.", ("Ilse",)),
-    "PELL DUNMORE": ("PERSON", "Admiral Pell Dunmore is Ilse Dunmore's grandfather.", ("Pell Dunmore",)),
-    "BRASS COMPASS": ("EVENT", "A brass compass given to Maren Holt as thanks.", ("brass compass",)),
+    "PELL DUNMORE": (
+        "PERSON",
+        "Admiral Pell Dunmore is Ilse Dunmore's grandfather.",
+        ("Pell Dunmore",),
+    ),
+    "BRASS COMPASS": (
+        "EVENT",
+        "A brass compass given to Maren Holt as thanks.",
+        ("brass compass",),
+    ),
     "EDDA LORNE": ("PERSON", "Edda Lorne is a clockmaker in Fenwick.", ("Edda",)),
     "BRAM OSK": ("PERSON", "Bram Osk is Edda Lorne's apprentice.", ("Bram Osk",)),
     "FENWICK": ("GEO", "Fenwick is a village with an orchard lane.", ("Fenwick",)),
     "ROSA LORNE": ("PERSON", "Rosa Lorne is Edda Lorne's mother.", ("Rosa Lorne",)),
-    "SILVER PEAR TREE": ("EVENT", "The silver pear tree stands behind Edda's house.", ("silver pear tree",)),
-    "MOON REGULATOR": ("EVENT", "The Moon Regulator is Edda Lorne's finest clock.", ("Moon Regulator",)),
+    "SILVER PEAR TREE": (
+        "EVENT",
+        "The silver pear tree stands behind Edda's house.",
+        ("silver pear tree",),
+    ),
+    "MOON REGULATOR": (
+        "EVENT",
+        "The Moon Regulator is Edda Lorne's finest clock.",
+        ("Moon Regulator",),
+    ),
     "JORY QUILL": ("PERSON", "Jory Quill is a pedlar and thief.", ("Jory Quill",)),
     "ASHBY": ("GEO", "Ashby is a market town across the river.", ("Ashby",)),
     "HUGO TAMSIN": ("PERSON", "Hugo Tamsin is the mayor of Fenwick.", ("Hugo Tamsin",)),
@@ -104,9 +136,7 @@ def extraction_reply(request: ChatRequest) -> str:
     """Tuples for the entities the chunk mentions and the relations among them."""
     text = _lower(_extraction_text(request.last_user))
     found = [t for t, (_, _, ms) in ENTITIES.items() if any(m.lower() in text for m in ms)]
-    records = [
-        f'("entity"<|>{t}<|>{ENTITIES[t][0]}<|>{ENTITIES[t][1]})' for t in found
-    ]
+    records = [f'("entity"<|>{t}<|>{ENTITIES[t][0]}<|>{ENTITIES[t][1]})' for t in found]
     records += [
         f'("relationship"<|>{s}<|>{t}<|>{d}<|>{w:g})'
         for s, t, d, w in RELATIONSHIPS
@@ -134,9 +164,7 @@ def community_report_reply(request: ChatRequest) -> str:
         {
             "title": title,
             "summary": f"This community involves {', '.join(n.title() for n in names)}.",
-            "findings": [
-                {"summary": n.title(), "explanation": ENTITIES[n][1]} for n in names[:5]
-            ],
+            "findings": [{"summary": n.title(), "explanation": ENTITIES[n][1]} for n in names[:5]],
             "rating": 5.0,
             "rating_explanation": "Scripted report.",
         }
@@ -215,14 +243,26 @@ def judge_completeness(request: ChatRequest) -> str:
 def judge_rules() -> list[Rule]:
     """The four judges, keyed on the design's prompt wording."""
     return [
-        Rule("judge:correctness", lambda r: "judge if the prediction is correct" in r.prompt,
-             judge_correctness),
-        Rule("judge:faithfulness", lambda r: "judge if the answer is supported by the context"
-             in r.prompt, judge_faithfulness),
-        Rule("judge:relevance", lambda r: "judge if the context is relevant" in r.prompt,
-             judge_relevance),
-        Rule("judge:completeness", lambda r: "judge if the answer fully addresses" in r.prompt,
-             judge_completeness),
+        Rule(
+            "judge:correctness",
+            lambda r: "judge if the prediction is correct" in r.prompt,
+            judge_correctness,
+        ),
+        Rule(
+            "judge:faithfulness",
+            lambda r: "judge if the answer is supported by the context" in r.prompt,
+            judge_faithfulness,
+        ),
+        Rule(
+            "judge:relevance",
+            lambda r: "judge if the context is relevant" in r.prompt,
+            judge_relevance,
+        ),
+        Rule(
+            "judge:completeness",
+            lambda r: "judge if the answer fully addresses" in r.prompt,
+            judge_completeness,
+        ),
     ]
 
 
@@ -230,15 +270,29 @@ def indexing_rules() -> list[Rule]:
     """What graphrag's `index` command asks."""
     return [
         Rule("index:hello", lambda r: "connectivity test" in r.prompt, lambda r: "Hello World"),
-        Rule("index:extract", lambda r: "-Real Data-" in r.prompt and "Entity_types:" in r.prompt
-             and len(r.messages) == 1, extraction_reply),
-        Rule("index:glean", lambda r: r.last_user.startswith("MANY entities"),
-             lambda r: "<|COMPLETE|>"),
-        Rule("index:loop", lambda r: r.last_user.startswith("It appears some entities"),
-             lambda r: "N"),
+        Rule(
+            "index:extract",
+            lambda r: (
+                "-Real Data-" in r.prompt and "Entity_types:" in r.prompt and len(r.messages) == 1
+            ),
+            extraction_reply,
+        ),
+        Rule(
+            "index:glean",
+            lambda r: r.last_user.startswith("MANY entities"),
+            lambda r: "<|COMPLETE|>",
+        ),
+        Rule(
+            "index:loop",
+            lambda r: r.last_user.startswith("It appears some entities"),
+            lambda r: "N",
+        ),
         Rule("index:summarize", lambda r: "comprehensive summary" in r.prompt, summary_reply),
-        Rule("index:community_report", lambda r: "community" in r.prompt.lower()
-             and "findings" in r.prompt, community_report_reply),
+        Rule(
+            "index:community_report",
+            lambda r: "community" in r.prompt.lower() and "findings" in r.prompt,
+            community_report_reply,
+        ),
     ]
 
 
@@ -246,8 +300,11 @@ def search_rules(facts: list[Fact] | None = None) -> list[Rule]:
     """graphrag local/basic search answers (system prompt carries the context)."""
     facts = example_facts() if facts is None else facts
     return [
-        Rule("search:answer", lambda r: "---Data tables---" in r.system
-             or "---Role---" in r.system, search_answer(facts)),
+        Rule(
+            "search:answer",
+            lambda r: "---Data tables---" in r.system or "---Role---" in r.system,
+            search_answer(facts),
+        ),
     ]
 
 

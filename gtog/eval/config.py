@@ -1,0 +1,109 @@
+"""`eval_config.yaml`: what to evaluate, with which methods and judges, and where to write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gtog.errors import InputError
+
+__all__ = [
+    "ALL_METRICS",
+    "DatasetConfig",
+    "EvalConfig",
+    "JudgeConfig",
+    "OutputConfig",
+    "load_eval_config",
+]
+
+ALL_METRICS = ("correctness", "faithfulness", "relevance", "completeness")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetConfig(_Strict):
+    """Where the QA dataset is (a file, or a folder of one file per index key)."""
+
+    path: str
+
+
+class OutputConfig(_Strict):
+    """Where results go."""
+
+    dir: str = "eval/results"
+    save_intermediate: bool = True
+    """Keep each answer's context text and retrieved sources in the detailed results."""
+    qa_responses: bool = True
+    """Also write per-method responses in the graphrag-eval response format."""
+
+
+class JudgeConfig(_Strict):
+    """The LLM-as-judge settings."""
+
+    model: str | None = None
+    """A completion model id in each index's settings.yaml; None = its local_search model."""
+    temperature: float = 0.0
+    max_tokens: int = 300
+    structured_output: bool = True
+    """Ask for JSON output (`response_format: json_object`) where the model supports it."""
+    prompts_dir: str | None = None
+    """A folder with <metric>.txt prompt files replacing the built-in ones."""
+
+
+class EvalConfig(_Strict):
+    """The whole evaluation config."""
+
+    dataset: DatasetConfig
+    indexes: dict[str, str] = Field(min_length=1)
+    methods: list[str] = Field(default_factory=lambda: ["tog", "local", "basic"], min_length=1)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    concurrency: int = Field(default=4, ge=1, le=256)
+    metrics: list[str] = Field(default_factory=lambda: list(ALL_METRICS))
+    tog_search: dict[str, Any] = Field(default_factory=dict)
+    """Overrides for ToG settings (width, depth, ...) on top of each index's settings.yaml."""
+    response_type: str = "Single Paragraph"
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, value: list[str]) -> list[str]:
+        unknown = [m for m in value if m not in ALL_METRICS]
+        if unknown:
+            raise ValueError(
+                f"unknown metric {unknown[0]!r} (choose from {', '.join(ALL_METRICS)})"
+            )
+        return list(dict.fromkeys(value))
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def load_eval_config(path: Path) -> EvalConfig:
+    """Read and validate an eval config; InputError names the file and the bad key."""
+    if not path.is_file():
+        raise InputError(f"{path}: eval config not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise InputError(f"{path}:{where} malformed YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping of settings at the top level")
+    try:
+        return EvalConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = _field_path(err["loc"])
+        if err["type"] == "extra_forbidden":
+            raise InputError(f"{path}: unknown key {field!r}") from None
+        if err["type"] == "missing":
+            raise InputError(f"{path}: missing required key {field!r}") from None
+        raise InputError(f"{path}: {field}: {err['msg']}") from None

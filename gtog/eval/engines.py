@@ -1,0 +1,317 @@
+"""Search methods for evaluation: built once per index, each call a `SearchResult`.
+
+graphrag's engines come from `graphrag.query.factory`. Two upstream behaviours are
+corrected here, without copying graphrag code:
+
+- Usage: graphrag streams the final answer and then *estimates* tokens with a tokenizer
+  (prompt = system prompt only). `MeteredCompletion` wraps the engine's model, turns each
+  streamed call into one non-streamed call, and records the server-reported usage of every
+  call into the current question's `SearchMeter` (a context variable, so one engine can
+  serve many questions concurrently).
+- Errors: `LocalSearch.search()` logs and swallows exceptions, returning an empty answer.
+  The meter keeps the exception and `run_search` raises it, so a failed search is an error.
+- `BasicSearch.search()` in graphrag 3.3 never awaits its completion and always answers
+  "". `AnsweringBasicSearch` overrides `search` to await it.
+
+Add a method by adding one entry to `METHODS`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pandas as pd
+from graphrag.query.structured_search.base import SearchResult
+from graphrag.query.structured_search.basic_search.search import BasicSearch
+
+from gtog.errors import InputError
+from gtog.llm import ChatModel, UsageTally, reply_of
+
+if TYPE_CHECKING:
+    from graphrag.query.context_builder.conversation_history import ConversationHistory
+    from graphrag_llm.completion import LLMCompletion
+    from graphrag_llm.config import ModelConfig
+
+    from gtog.project import Project
+
+__all__ = [
+    "METHODS",
+    "AnsweringBasicSearch",
+    "MeteredCompletion",
+    "SearchEngine",
+    "SearchFailed",
+    "build_engine",
+    "retrieved_sources",
+    "run_search",
+]
+
+
+class SearchEngine(Protocol):
+    """Anything with graphrag's `search(query) -> SearchResult`."""
+
+    async def search(self, query: str) -> SearchResult: ...
+
+
+class SearchFailed(Exception):
+    """A search raised, or its engine swallowed an LLM error."""
+
+
+@dataclass
+class SearchMeter:
+    """Usage and errors of the LLM calls made for one question."""
+
+    tally: UsageTally = field(default_factory=UsageTally)
+    errors: list[BaseException] = field(default_factory=list)
+
+
+_meter: contextvars.ContextVar[SearchMeter | None] = contextvars.ContextVar(
+    "gtog_search_meter", default=None
+)
+
+
+class MeteredCompletion:
+    """An `LLMCompletion` stand-in that records each call's real usage in the current meter."""
+
+    def __init__(self, inner: LLMCompletion, config: ModelConfig, category: str = "response"):
+        self._chat = ChatModel(inner, config, model_id=category)
+        self._inner = inner
+        self._category = category
+
+    @property
+    def tokenizer(self) -> Any:
+        """The wrapped model's tokenizer."""
+        return self._inner.tokenizer
+
+    @property
+    def metrics_store(self) -> Any:
+        """The wrapped model's metrics store."""
+        return self._inner.metrics_store
+
+    async def completion_async(self, **kwargs: Any) -> Any:
+        """One non-streamed call; a stream is replayed from its full text."""
+        stream = bool(kwargs.pop("stream", False))
+        kwargs.pop("stream_options", None)
+        messages = kwargs.get("messages")
+        if isinstance(messages, str):
+            messages = kwargs["messages"] = [{"role": "user", "content": messages}]
+        meter = _meter.get()
+        try:
+            response = await self._inner.completion_async(**kwargs)
+        except BaseException as exc:
+            if meter is not None:
+                meter.errors.append(exc)
+            raise
+        reply = reply_of(response, messages or [], self._chat)
+        if meter is not None:
+            meter.tally.add(self._category, reply)
+        if stream:
+            return _replay(reply.text)
+        return response
+
+    def completion(self, **kwargs: Any) -> Any:
+        """Synchronous calls are not metered; engines here only call `completion_async`."""
+        return self._inner.completion(**kwargs)
+
+
+async def _replay(text: str) -> AsyncIterator[Any]:
+    yield SimpleNamespace(choices=[SimpleNamespace(delta=SimpleNamespace(content=text))])
+
+
+class AnsweringBasicSearch(BasicSearch):
+    """graphrag's BasicSearch with a `search()` that awaits its completion."""
+
+    async def search(
+        self,
+        query: str,
+        conversation_history: ConversationHistory | None = None,
+        **kwargs: Any,
+    ) -> SearchResult:
+        """Retrieve text units, answer from them (the streamed path, which is correct)."""
+        start = time.time()
+        context = self.context_builder.build_context(
+            query=query,
+            conversation_history=conversation_history,
+            **kwargs,
+            **self.context_builder_params,
+        )
+        prompt = self.system_prompt.format(
+            context_data=context.context_chunks, response_type=self.response_type
+        )
+        messages = [
+            {"role": "system", "content": prompt},
+            {"role": "user", "content": query},
+        ]
+        stream = await self.model.completion_async(
+            messages=messages, stream=True, **self.model_params
+        )
+        answer = ""
+        async for chunk in stream:  # type: ignore[union-attr]
+            answer += chunk.choices[0].delta.content or ""
+        prompt_tokens = len(self.tokenizer.encode(prompt + query))
+        output_tokens = len(self.tokenizer.encode(answer))
+        return SearchResult(
+            response=answer,
+            context_data=context.context_records,
+            context_text=context.context_chunks,
+            completion_time=time.time() - start,
+            llm_calls=1,
+            prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens,
+            llm_calls_categories={"response": 1},
+            prompt_tokens_categories={"response": prompt_tokens},
+            output_tokens_categories={"response": output_tokens},
+        )
+
+
+def _meter_model(engine: Any) -> None:
+    model_config = engine.model._model_config if hasattr(engine.model, "_model_config") else None
+    if model_config is None:
+        raise RuntimeError("cannot meter a model without its ModelConfig")
+    engine.model = MeteredCompletion(engine.model, model_config)
+
+
+async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine:
+    """graphrag local search over entities, relationships, reports and text units."""
+    from graphrag.config.embeddings import entity_description_embedding
+    from graphrag.query.factory import get_local_search_engine
+    from graphrag.query.indexer_adapters import (
+        read_indexer_covariates,
+        read_indexer_entities,
+        read_indexer_relationships,
+        read_indexer_reports,
+        read_indexer_text_units,
+    )
+
+    level = int(options.get("community_level", 2))
+    communities = await project.require("communities")
+    reports = await project.require("community_reports")
+    covariates = await project.table("covariates", optional=True)
+    engine = get_local_search_engine(
+        config=project.config,
+        reports=read_indexer_reports(reports, communities, level),
+        text_units=read_indexer_text_units(await project.require("text_units")),
+        entities=read_indexer_entities(await project.require("entities"), communities, level),
+        relationships=read_indexer_relationships(await project.require("relationships")),
+        covariates={
+            "claims": read_indexer_covariates(covariates) if covariates is not None else []
+        },
+        description_embedding_store=project.vector_store(entity_description_embedding),
+        response_type=options.get("response_type", "Single Paragraph"),
+        system_prompt=project.prompt(project.config.local_search.prompt),
+    )
+    _meter_model(engine)
+    return engine
+
+
+async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine:
+    """Vector search over text units, answered by `AnsweringBasicSearch`."""
+    from graphrag.config.embeddings import text_unit_text_embedding
+    from graphrag.query.factory import get_basic_search_engine
+    from graphrag.query.indexer_adapters import read_indexer_text_units
+
+    upstream = get_basic_search_engine(
+        text_units=read_indexer_text_units(await project.require("text_units")),
+        text_unit_embeddings=project.vector_store(text_unit_text_embedding),
+        config=project.config,
+        response_type=options.get("response_type", "Single Paragraph"),
+        system_prompt=project.prompt(project.config.basic_search.prompt),
+    )
+    engine = AnsweringBasicSearch(
+        model=upstream.model,
+        context_builder=upstream.context_builder,
+        tokenizer=upstream.tokenizer,
+        system_prompt=upstream.system_prompt,
+        response_type=upstream.response_type,
+        model_params=upstream.model_params,
+        context_builder_params=upstream.context_builder_params,
+    )
+    _meter_model(engine)
+    return engine
+
+
+async def build_tog(project: Project, options: dict[str, Any]) -> SearchEngine:
+    """Think-on-Graph beam search over the entity/relationship graph."""
+    from graphrag.config.embeddings import entity_description_embedding
+
+    from gtog.tog.factory import get_tog_search_engine
+    from gtog.tog.settings import load_tog_settings
+
+    settings = load_tog_settings(project.root, options.get("tog_search") or None)
+    try:
+        store = project.vector_store(entity_description_embedding)
+    except Exception:
+        store = None
+    return get_tog_search_engine(
+        config=project.config,
+        entities=await project.require("entities"),
+        relationships=await project.require("relationships"),
+        text_units=await project.table("text_units", optional=True),
+        description_embedding_store=store,
+        settings=settings,
+        root=project.root,
+    )
+
+
+Builder = Callable[["Project", dict[str, Any]], Awaitable[SearchEngine]]
+
+METHODS: dict[str, Builder] = {
+    "local": build_local,
+    "basic": build_basic,
+    "tog": build_tog,
+}
+"""Method name -> async builder(project, options). One line adds a method."""
+
+
+async def build_engine(method: str, project: Project, options: dict[str, Any]) -> SearchEngine:
+    """Build `method`'s engine for one project."""
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
+    return await METHODS[method](project, options)
+
+
+async def run_search(engine: SearchEngine, query: str) -> SearchResult:
+    """Run one search; usage is the server's, and a swallowed LLM error is raised."""
+    meter = SearchMeter()
+    token = _meter.set(meter)
+    start = time.perf_counter()
+    try:
+        result = await engine.search(query)
+    finally:
+        _meter.reset(token)
+    if meter.errors:
+        raise SearchFailed(_describe(meter.errors[0]))
+    result.completion_time = time.perf_counter() - start
+    tally = meter.tally
+    if tally.total_calls == 0:
+        # engines built on gtog.llm (ToG) count their own calls from server usage
+        return result
+    result.llm_calls = tally.total_calls
+    result.prompt_tokens = tally.total_prompt_tokens
+    result.output_tokens = tally.total_output_tokens
+    result.llm_calls_categories = dict(tally.llm_calls)
+    result.prompt_tokens_categories = dict(tally.prompt_tokens)
+    result.output_tokens_categories = dict(tally.output_tokens)
+    return result
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def retrieved_sources(result: SearchResult) -> list[dict[str, str]]:
+    """The text units a result's context used, as `{id, text}` (for retrieval metrics)."""
+    data = result.context_data
+    if not isinstance(data, dict):
+        return []
+    for key in ("sources", "text_units"):
+        df = data.get(key)
+        if isinstance(df, pd.DataFrame) and not df.empty and "text" in df.columns:
+            id_col = "id" if "id" in df.columns else df.columns[0]
+            return [{"id": str(row[id_col]), "text": str(row["text"])} for _, row in df.iterrows()]
+    return []

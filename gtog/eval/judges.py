@@ -1,0 +1,167 @@
+"""LLM-as-judge metrics: correctness, faithfulness, relevance, completeness.
+
+Each judge renders its prompt, asks the model for `{"score": 0|1, "reason": ...}`, parses
+the reply robustly (code fences, JSON repair, a `"score": n` pattern) and asks once more
+if the reply still cannot be read. A judge that fails records an error, never a score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import json_repair
+from pydantic import BaseModel
+
+from gtog.errors import InputError
+from gtog.eval.config import ALL_METRICS
+from gtog.llm import ChatModel, UsageTally
+
+__all__ = [
+    "FIELDS",
+    "JudgeParseError",
+    "Judgement",
+    "PromptSet",
+    "judge",
+    "load_prompts",
+    "parse_verdict",
+    "render",
+]
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "correctness": ("question", "ground_truth", "predicted"),
+    "faithfulness": ("context", "answer"),
+    "relevance": ("question", "context"),
+    "completeness": ("question", "answer"),
+}
+"""The placeholders each judge prompt takes."""
+
+
+class Judgement(BaseModel):
+    """One judge's verdict on one answer (score or error, never both)."""
+
+    score: int | None = None
+    reason: str | None = None
+    error: str | None = None
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+
+
+class JudgeParseError(ValueError):
+    """A judge reply without a usable 0/1 score."""
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The judge prompt templates of a run, and a hash that identifies them."""
+
+    templates: dict[str, str]
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of every template (a changed prompt is a different judge)."""
+        h = hashlib.sha256()
+        for name in sorted(self.templates):
+            h.update(name.encode() + b"\0" + self.templates[name].encode() + b"\0")
+        return h.hexdigest()[:16]
+
+
+def load_prompts(prompts_dir: Path | None = None) -> PromptSet:
+    """Built-in prompts, each replaced by `<prompts_dir>/<metric>.txt` where present."""
+    templates: dict[str, str] = {}
+    builtin = resources.files("gtog.eval") / "prompts"
+    for metric in ALL_METRICS:
+        custom = prompts_dir / f"{metric}.txt" if prompts_dir else None
+        if custom is not None and custom.is_file():
+            text = custom.read_text(encoding="utf-8")
+            missing = [f for f in FIELDS[metric] if "{" + f + "}" not in text]
+            if missing:
+                raise InputError(f"{custom}: prompt lacks placeholder {{{missing[0]}}}")
+        else:
+            text = (builtin / f"{metric}.txt").read_text(encoding="utf-8")
+        templates[metric] = text
+    return PromptSet(templates)
+
+
+def render(template: str, **values: str) -> str:
+    """Fill `{name}` placeholders only (the JSON braces in the prompt stay as they are)."""
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def _score_of(value: Any) -> int:
+    if isinstance(value, bool):
+        raise JudgeParseError(f"score must be 0 or 1, got {value!r}")
+    if isinstance(value, int | float) and value in (0, 1):
+        return int(value)
+    if isinstance(value, str) and value.strip() in ("0", "1"):
+        return int(value.strip())
+    raise JudgeParseError(f"score must be 0 or 1, got {value!r}")
+
+
+def parse_verdict(text: str) -> tuple[int, str | None]:
+    """`(score, reason)` from a judge reply; JudgeParseError if there is no 0/1 score."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for candidate in candidates:
+        start, end = candidate.find("{"), candidate.rfind("}")
+        if start == -1:
+            continue
+        snippet = candidate[start : end + 1] if end > start else candidate[start:]
+        try:
+            data = json.loads(snippet)
+        except json.JSONDecodeError:
+            data = json_repair.loads(snippet)
+        if isinstance(data, dict) and "score" in data:
+            reason = data.get("reason")
+            return _score_of(data["score"]), str(reason) if reason is not None else None
+    m = re.search(r'"?score"?\s*[:=]\s*"?([01])\b', text)
+    if m:
+        return int(m.group(1)), None
+    raise JudgeParseError(f"no score in judge reply: {text[:120]!r}")
+
+
+async def judge(
+    metric: str,
+    model: ChatModel,
+    prompts: PromptSet,
+    values: dict[str, str],
+    *,
+    temperature: float = 0.0,
+    max_tokens: int = 300,
+    json_mode: bool = True,
+    attempts: int = 2,
+    tally: UsageTally | None = None,
+) -> Judgement:
+    """Run one judge; a reply that cannot be parsed is asked again once, then an error."""
+    prompt = render(prompts.templates[metric], **values)
+    verdict = Judgement()
+    last_error = "no attempt"
+    for _ in range(max(1, attempts)):
+        try:
+            reply = await model.chat(
+                prompt, temperature=temperature, max_tokens=max_tokens, json_mode=json_mode
+            )
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            verdict.error = f"{type(exc).__name__}: {first}"[:500]
+            return verdict
+        verdict.llm_calls += 1
+        verdict.prompt_tokens += reply.prompt_tokens
+        verdict.output_tokens += reply.output_tokens
+        if tally is not None:
+            tally.add(metric, reply)
+        try:
+            verdict.score, verdict.reason = parse_verdict(reply.text)
+            return verdict
+        except JudgeParseError as exc:
+            last_error = str(exc)
+    verdict.error = f"unparseable judge reply: {last_error}"[:500]
+    return verdict

@@ -1,0 +1,175 @@
+"""Detailed and summary results: pure functions of records, plus atomic file writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from gtog.eval.records import MethodRecord
+
+__all__ = [
+    "DETAILED_NAME",
+    "SUMMARY_NAME",
+    "detailed_results",
+    "group_summary",
+    "summarize",
+    "write_json_atomic",
+]
+
+DETAILED_NAME = "eval_results_detailed.json"
+SUMMARY_NAME = "eval_results_summary.json"
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def group_summary(records: Iterable[MethodRecord], metrics: list[str]) -> dict[str, Any]:
+    """Mean score per metric over the answers the judge scored, with counts.
+
+    `n` questions; `search_errors` failed searches; per metric, `scored` answers and
+    judge `errors`. A failed search or judge is left out of the mean, not counted as 0.
+    """
+    records = list(records)
+    out: dict[str, Any] = {}
+    scored: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    for metric in metrics:
+        values = [
+            float(r.judgements[metric].score)  # type: ignore[arg-type]
+            for r in records
+            if metric in r.judgements and r.judgements[metric].score is not None
+        ]
+        out[metric] = _mean(values)
+        scored[metric] = len(values)
+        errors[metric] = sum(
+            1 for r in records if metric in r.judgements and r.judgements[metric].error
+        )
+    out["n"] = len(records)
+    out["search_errors"] = sum(1 for r in records if r.error)
+    out["scored"] = scored
+    out["judge_errors"] = errors
+    return out
+
+
+def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
+    """Average search cost over successful searches."""
+    effs = [r.efficiency for r in records if r.error is None and r.efficiency is not None]
+
+    def avg(attr: str) -> float | None:
+        return _mean([float(getattr(e, attr)) for e in effs])
+
+    return {
+        "avg_latency": avg("latency"),
+        "avg_llm_calls": avg("llm_calls"),
+        "avg_prompt_tokens": avg("prompt_tokens"),
+        "avg_output_tokens": avg("output_tokens"),
+        "total_llm_calls": sum(e.llm_calls for e in effs),
+        "total_prompt_tokens": sum(e.prompt_tokens for e in effs),
+        "total_output_tokens": sum(e.output_tokens for e in effs),
+        "n": len(effs),
+    }
+
+
+def judge_usage(records: Iterable[MethodRecord]) -> dict[str, int]:
+    """LLM calls and tokens spent by the judges."""
+    js = [j for r in records for j in r.judgements.values()]
+    return {
+        "llm_calls": sum(j.llm_calls for j in js),
+        "prompt_tokens": sum(j.prompt_tokens for j in js),
+        "output_tokens": sum(j.output_tokens for j in js),
+    }
+
+
+def _ordered(records: Iterable[MethodRecord], methods: list[str]) -> list[MethodRecord]:
+    rank = {m: i for i, m in enumerate(methods)}
+    return sorted(records, key=lambda r: (r.index_key, r.qid, rank.get(r.method, 99)))
+
+
+def summarize(
+    records: list[MethodRecord], methods: list[str], metrics: list[str]
+) -> dict[str, Any]:
+    """`by_method`, `by_movie` (per index key) and `efficiency`, as in the design."""
+    present = [m for m in methods if any(r.method == m for r in records)]
+    keys = sorted({r.index_key for r in records})
+    return {
+        "by_method": {
+            m: group_summary((r for r in records if r.method == m), metrics) for m in present
+        },
+        "by_movie": {
+            k: {
+                m: group_summary(
+                    (r for r in records if r.method == m and r.index_key == k), metrics
+                )
+                for m in present
+            }
+            for k in keys
+        },
+        "efficiency": {m: efficiency_summary(r for r in records if r.method == m) for m in present},
+        "judge_usage": {m: judge_usage(r for r in records if r.method == m) for m in present},
+    }
+
+
+def _method_entry(r: MethodRecord, keep_intermediate: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "response": r.response,
+        "scores": r.scores(),
+        "reasons": {m: j.reason for m, j in r.judgements.items()},
+        "efficiency": r.efficiency.model_dump() if r.efficiency else None,
+    }
+    judge_errors = {m: j.error for m, j in r.judgements.items() if j.error}
+    if r.error:
+        entry["error"] = r.error
+    if judge_errors:
+        entry["judge_errors"] = judge_errors
+    if keep_intermediate:
+        entry["context_text"] = r.context_text
+        entry["sources"] = r.sources
+    return entry
+
+
+def detailed_results(
+    records: list[MethodRecord],
+    methods: list[str],
+    metadata: dict[str, Any],
+    *,
+    keep_intermediate: bool,
+) -> dict[str, Any]:
+    """One entry per question with every method's response, scores and efficiency."""
+    questions: dict[str, dict[str, Any]] = {}
+    for r in _ordered(records, methods):
+        q = questions.setdefault(
+            r.qid,
+            {
+                "question_id": r.qid,
+                "imdb_key": r.index_key,
+                "question": r.question,
+                "ground_truth": r.reference,
+                "methods": {},
+            },
+        )
+        q["methods"][r.method] = _method_entry(r, keep_intermediate)
+    return {"metadata": metadata, "results": list(questions.values())}
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to a temp file beside `path`, then rename it over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, ensure_ascii=False, default=str)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,115 @@
+"""A GraphRAG project folder: its config and its index tables, loaded once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gtog.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag_vectors import VectorStore
+
+__all__ = ["Project", "load_graphrag_config", "load_project"]
+
+SETTINGS_FILES = ("settings.yaml", "settings.yml", "settings.json")
+
+
+def _settings_file(root: Path) -> Path | None:
+    return next((root / n for n in SETTINGS_FILES if (root / n).is_file()), None)
+
+
+def load_graphrag_config(root: Path, overrides: dict[str, Any] | None = None) -> GraphRagConfig:
+    """graphrag's `load_config`, without its side effect of changing the working directory."""
+    from graphrag.config.load_config import load_config
+
+    settings = _settings_file(root)
+    if settings is None:
+        raise InputError(f"{root}: no settings.yaml (is this a graphrag project folder?)")
+    cwd = Path.cwd()
+    try:
+        return load_config(root_dir=root, cli_overrides=overrides)
+    except Exception as exc:  # graphrag raises several types; all mean a bad settings file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{settings}: {first}") from None
+    finally:
+        os.chdir(cwd)
+
+
+@dataclass
+class Project:
+    """One indexed graphrag project."""
+
+    root: Path
+    config: GraphRagConfig
+    _tables: dict[str, pd.DataFrame | None] = field(default_factory=dict, repr=False)
+
+    def _reader(self) -> Any:
+        from graphrag.data_model.data_reader import DataReader
+        from graphrag_storage import create_storage
+        from graphrag_storage.tables.table_provider_factory import create_table_provider
+
+        storage = create_storage(self.config.output_storage)
+        return DataReader(create_table_provider(self.config.table_provider, storage=storage))
+
+    async def table(self, name: str, *, optional: bool = False) -> pd.DataFrame | None:
+        """An output table (`entities`, `relationships`, ...), read once and kept."""
+        if name not in self._tables:
+            reader = self._reader()
+            if optional and not await reader._table_provider.has(name):
+                self._tables[name] = None
+            else:
+                try:
+                    self._tables[name] = await getattr(reader, name)()
+                except Exception as exc:
+                    raise InputError(
+                        f"{self.root}: cannot read index table {name!r} ({exc})"
+                    ) from None
+        return self._tables[name]
+
+    async def require(self, name: str) -> pd.DataFrame:
+        """An output table that must exist."""
+        df = await self.table(name)
+        assert df is not None
+        return df
+
+    def vector_store(self, embedding_name: str) -> VectorStore:
+        """A connected vector store for one of graphrag's embeddings."""
+        from graphrag.utils.api import get_embedding_store
+
+        return get_embedding_store(config=self.config.vector_store, embedding_name=embedding_name)
+
+    def resolve(self, path: str | None) -> Path | None:
+        """A path from settings.yaml, relative to the project root."""
+        if not path:
+            return None
+        p = Path(path)
+        return p if p.is_absolute() else self.root / p
+
+    def prompt(self, path: str | None) -> str | None:
+        """The text of a prompt file named in settings.yaml (None -> graphrag's default)."""
+        resolved = self.resolve(path)
+        if resolved is None or not resolved.is_file():
+            return None
+        return resolved.read_text(encoding="utf-8")
+
+
+def load_project(root: Path, overrides: dict[str, Any] | None = None) -> Project:
+    """Load a project's config and check it has an index (`entities` in its output)."""
+    if not root.is_dir():
+        raise InputError(f"{root}: index folder not found")
+    config = load_graphrag_config(root, overrides)
+    out = config.output_storage
+    if getattr(out, "type", "file") == "file":
+        base = Path(out.base_dir or "output")
+        base = base if base.is_absolute() else root / base
+        if not (base / "entities.parquet").is_file():
+            raise InputError(
+                f"{root}: no index found ({base / 'entities.parquet'} is missing; "
+                "run `gtog index --root` first)"
+            )
+    return Project(root=root.resolve(), config=config)

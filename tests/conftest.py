@@ -1,0 +1,53 @@
+"""Shared fixtures: one scripted LLM server and two real graphrag indexes per session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ["NO_PROXY"] = "127.0.0.1,localhost"
+
+from tests.support.projects import TEST_API_KEY, index_project, write_project
+from tests.support.scripted_server import ScriptedServer
+from tests.support.world import default_rules
+
+os.environ.setdefault("GTOG_TEST_API_KEY", TEST_API_KEY)
+
+EXAMPLE_KEYS = ("lighthouse", "orchard")
+
+
+@pytest.fixture(scope="session")
+def _session_server() -> Iterator[ScriptedServer]:
+    server = ScriptedServer(default_rules()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def llm_server(_session_server: ScriptedServer) -> Iterator[ScriptedServer]:
+    """The session's scripted server with an empty log; rules a test adds are undone after it."""
+    saved = list(_session_server.rules)
+    _session_server.clear_log()
+    _session_server.delay = 0.0
+    yield _session_server
+    _session_server.rules[:] = saved
+    _session_server.delay = 0.0
+
+
+@pytest.fixture(scope="session")
+def example_indexes(
+    _session_server: ScriptedServer, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """Real graphrag projects of the two example stories, indexed against the server."""
+    base = tmp_path_factory.mktemp("indexes")
+    projects = {}
+    for key in EXAMPLE_KEYS:
+        root = write_project(base / key, key, _session_server.base_url)
+        index_project(root)
+        projects[key] = root
+    return projects
