@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -13,8 +14,8 @@ __all__ = ["local_overrides_context"]
 
 
 @contextmanager
-def local_overrides_context(console: Console) -> Iterator[dict[str, Any]]:
-    """Start the local model server; yield graphrag config overrides pointing at it."""
+def local_overrides_context(console: Console) -> Iterator[Callable[[Path], dict[str, Any]]]:
+    """Start the local model server; yield project root -> graphrag config overrides."""
     try:
         from gtog.local import local_model_overrides, running_local_server
     except ImportError as exc:
@@ -26,4 +27,4 @@ def local_overrides_context(console: Console) -> Iterator[dict[str, Any]]:
         raise typer.Exit(2) from None
     with running_local_server() as info:
         console.print(f"local model server at {info.base_url}", highlight=False)
-        yield local_model_overrides(info.base_url)
+        yield lambda root: local_model_overrides(info.base_url, root)

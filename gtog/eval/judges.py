@@ -122,7 +122,7 @@ def parse_verdict(text: str) -> tuple[int, str | None]:
         if isinstance(data, dict) and "score" in data:
             reason = data.get("reason")
             return _score_of(data["score"]), str(reason) if reason is not None else None
-    m = re.search(r'"?score"?\s*[:=]\s*"?([01])\b', text)
+    m = re.search(r'"?score"?\s*[:=]\s*"?([01])\b', text, re.I)
     if m:
         return int(m.group(1)), None
     raise JudgeParseError(f"no score in judge reply: {text[:120]!r}")

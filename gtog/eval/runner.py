@@ -55,8 +55,8 @@ class EvalOptions:
     limit: int | None = None
     output_dir: Path | None = None
     progress: bool = True
-    model_overrides: dict[str, Any] | None = None
-    """graphrag config overrides applied to every index (e.g. to use a local model)."""
+    model_overrides: Callable[[Path], dict[str, Any]] | None = None
+    """graphrag config overrides per index folder (e.g. to use the local model server)."""
 
 
 @dataclass
@@ -157,7 +157,8 @@ def prepare(options: EvalOptions) -> EvalRun:
     for k in selected_keys:
         folder = Path(config.indexes[k])
         folder = folder if folder.is_absolute() else root / folder
-        project = load_project(folder, options.model_overrides)
+        overrides = options.model_overrides(folder) if options.model_overrides else None
+        project = load_project(folder, overrides)
         projects[k] = project
         secrets += _secrets(project)
         judge_id = config.judge.model or project.config.local_search.completion_model_id

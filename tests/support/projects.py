@@ -85,7 +85,7 @@ basic_search:
 TEST_API_KEY = "sk-test-SECRET-do-not-log-0123456789"
 
 
-def test_env() -> dict[str, str]:
+def subprocess_env() -> dict[str, str]:
     """Environment for subprocesses: offline, with the test key."""
     env = dict(os.environ)
     env.update(
@@ -119,7 +119,7 @@ def index_project(root: Path) -> None:
     """Run graphrag's own `index` command on the project (through `gtog index`)."""
     result = subprocess.run(
         [sys.executable, "-m", "gtog", "index", "--root", str(root)],
-        env=test_env(),
+        env=subprocess_env(),
         capture_output=True,
         text=True,
         timeout=600,

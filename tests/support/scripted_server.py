@@ -61,6 +61,17 @@ def hash_embedding(text: str, dims: int = 64) -> list[float]:
     return [v / norm for v in vec]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (e.g. a killed `gtog eval`) is not an error worth printing."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 @dataclass
 class ChatRequest:
     """One chat request as the rules see it."""
@@ -163,7 +174,7 @@ class ScriptedServer:
         """Seconds to wait before each chat reply (to make interruption tests deterministic)."""
         self.log: list[LogEntry] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
+        self._httpd = _QuietServer(("127.0.0.1", port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -1,0 +1,32 @@
+"""Question-answering evaluation with graphrag-eval's inputs and outputs.
+
+from gtog.qa import run_evaluation, compute_aggregates
+
+results = run_evaluation(reference_qas, chat_responses, config="settings.yaml")
+aggregates = compute_aggregates(results)
+"""
+
+from __future__ import annotations
+
+import gtog  # noqa: F401  (offline LiteLLM price map before graphrag_llm is imported)
+from gtog.qa.aggregation import compute_aggregates
+from gtog.qa.bridge import eval_record_to_response
+from gtog.qa.evaluation import run_evaluation, run_evaluation_async
+from gtog.qa.io import InputError
+from gtog.qa.models import ConfigError, JudgeModels, load_judge_models
+from gtog.qa.retrieval import average_precision, recall_at_k
+from gtog.qa.sparql import compare_sparql_results
+
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "JudgeModels",
+    "average_precision",
+    "compare_sparql_results",
+    "compute_aggregates",
+    "eval_record_to_response",
+    "load_judge_models",
+    "recall_at_k",
+    "run_evaluation",
+    "run_evaluation_async",
+]

@@ -1,0 +1,48 @@
+"""Turn a `gtog eval` per-question record into a graphrag-eval response."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["eval_record_to_response"]
+
+
+def eval_record_to_response(
+    question_id: str,
+    answer: str | None,
+    error: str | None,
+    input_tokens: int,
+    output_tokens: int,
+    elapsed_sec: float,
+    retrieved: list[dict[str, str]],
+    query: str,
+) -> dict[str, Any]:
+    """A response in `run_evaluation`'s format for one GraphRAG method's answer.
+
+    The method's retrieval becomes one `retrieval` step whose output lists the
+    `{id, text}` of the text units it used (k = their count), so the step and
+    retrieval metrics apply to GraphRAG methods too. An `error` gives the error shape.
+    """
+    usage = {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "total_tokens": input_tokens + output_tokens,
+        "elapsed_sec": elapsed_sec,
+    }
+    if error is not None:
+        return {"question_id": question_id, "status": "error", "error": error, **usage}
+    documents = [{"id": str(d["id"]), "text": str(d.get("text", ""))} for d in retrieved]
+    step = {
+        "name": "retrieval",
+        "args": {"query": query, "k": len(documents)},
+        "id": f"{question_id}:retrieval",
+        "status": "success",
+        "output": json.dumps(documents, indent=2, ensure_ascii=False),
+    }
+    return {
+        "question_id": question_id,
+        **usage,
+        "actual_steps": [step],
+        "actual_answer": answer if answer is not None else "",
+    }

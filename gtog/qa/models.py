@@ -1,0 +1,126 @@
+"""The judge models used by the answer and retrieval metrics.
+
+`load_judge_models(config)` accepts:
+
+* a graphrag project directory or its `settings.yaml`/`.yml`/`.json` (a file with
+  `completion_models`): the models `default_completion_model` and
+  `default_embedding_model` unless other ids are given;
+* a small YAML/JSON file with `completion_model` and/or `embedding_model` mappings in
+  graphrag_llm's `ModelConfig` shape (`model_provider`, `model`, `api_base`,
+  `api_key`, ...); `${VAR}` is replaced from the environment;
+* nothing: with `OPENAI_API_KEY` set, `openai/gpt-4o-mini` and
+  `openai/text-embedding-3-small` (graphrag-eval's defaults); otherwise no models,
+  and the LLM metrics report an error instead of a value.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gtog.llm import ChatModel, EmbeddingModel, chat_model_from_config, embedding_model_from_config
+
+__all__ = ["ConfigError", "JudgeModels", "load_judge_models", "models_from_model_configs"]
+
+DEFAULT_CHAT_ID = "default_completion_model"
+DEFAULT_EMBEDDING_ID = "default_embedding_model"
+SETTINGS_NAMES = ("settings.yaml", "settings.yml", "settings.json")
+
+
+class ConfigError(ValueError):
+    """A judge-model configuration that cannot be used (message names file and field)."""
+
+
+@dataclass(frozen=True)
+class JudgeModels:
+    """The chat and embedding models of the LLM metrics; either may be missing."""
+
+    chat: ChatModel | None = None
+    embedding: EmbeddingModel | None = None
+
+
+def models_from_model_configs(
+    completion: dict[str, Any] | None, embedding: dict[str, Any] | None
+) -> JudgeModels:
+    """Judge models from `ModelConfig`-shaped mappings."""
+    from graphrag_llm.completion import create_completion
+    from graphrag_llm.config import ModelConfig
+    from graphrag_llm.embedding import create_embedding
+
+    chat = emb = None
+    if completion:
+        cfg = ModelConfig(**completion)
+        chat = ChatModel(create_completion(cfg), cfg, "completion_model")
+    if embedding:
+        cfg = ModelConfig(**embedding)
+        emb = EmbeddingModel(create_embedding(cfg), cfg, "embedding_model")
+    return JudgeModels(chat, emb)
+
+
+def _load_graphrag_settings(path: Path, chat_id: str, embedding_id: str) -> JudgeModels:
+    from graphrag.config.load_config import load_config
+
+    cwd = Path.cwd()
+    try:
+        config = load_config(path)
+    except Exception as exc:
+        raise ConfigError(f"{path}: cannot load graphrag settings: {exc}") from exc
+    finally:
+        os.chdir(cwd)
+    try:
+        chat = chat_model_from_config(config, chat_id)
+    except Exception as exc:
+        raise ConfigError(f"{path}: completion_models.{chat_id}: {exc}") from exc
+    try:
+        emb = embedding_model_from_config(config, embedding_id)
+    except Exception:
+        emb = None
+    return JudgeModels(chat, emb)
+
+
+def load_judge_models(
+    config: str | Path | None = None,
+    *,
+    chat_model_id: str = DEFAULT_CHAT_ID,
+    embedding_model_id: str = DEFAULT_EMBEDDING_ID,
+) -> JudgeModels:
+    """Judge models from a config path (see the module doc), or graphrag-eval's defaults."""
+    if config is None:
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key:
+            return JudgeModels()
+        base = {"model_provider": "openai", "api_key": key}
+        return models_from_model_configs(
+            {**base, "model": "gpt-4o-mini"}, {**base, "model": "text-embedding-3-small"}
+        )
+    path = Path(config)
+    if path.is_dir():
+        if not any((path / n).exists() for n in SETTINGS_NAMES):
+            raise ConfigError(f"{path}: no settings.yaml in this directory")
+        return _load_graphrag_settings(path, chat_model_id, embedding_model_id)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    try:
+        raw = string.Template(path.read_text(encoding="utf-8")).safe_substitute(os.environ)
+        data = yaml.safe_load(raw)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot parse: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    if "completion_models" in data:
+        return _load_graphrag_settings(path, chat_model_id, embedding_model_id)
+    completion, embedding = data.get("completion_model"), data.get("embedding_model")
+    if completion is None and embedding is None:
+        raise ConfigError(f"{path}: needs 'completion_model' and/or 'embedding_model'")
+    for field, value in (("completion_model", completion), ("embedding_model", embedding)):
+        if value is not None and not isinstance(value, dict):
+            raise ConfigError(f"{path}: {field} must be a mapping")
+    try:
+        return models_from_model_configs(completion, embedding)
+    except Exception as exc:
+        raise ConfigError(f"{path}: invalid model config: {exc}") from exc

@@ -1,0 +1,67 @@
+"""One depth of ToG beam search: expand every path, prune with the LLM, keep the top N."""
+
+from __future__ import annotations
+
+import asyncio
+
+from gtog.tog.graph import KnowledgeGraph
+from gtog.tog.paths import ReasoningPath
+from gtog.tog.pruning import prune_entities, prune_relations
+from gtog.tog.run import QueryRun
+
+__all__ = ["explore_depth"]
+
+
+async def _expand(
+    run: QueryRun,
+    graph: KnowledgeGraph,
+    depth: int,
+    index: int,
+    path: ReasoningPath,
+    used: set[str],
+) -> list[ReasoningPath]:
+    """`path` extended by its pruned candidates (at most one call per pruning stage)."""
+    before = len(run.fallbacks)
+    edges = graph.candidate_edges(path.end, used, set(path.entities), run.settings.max_candidates)
+    relations = await prune_relations(run, depth, path, edges)
+    extended = await prune_entities(run, graph, depth, path, relations)
+    stages = {f.stage for f in run.fallbacks[before:] if f.depth == depth and f.entity == path.end}
+    run.exploration.append(
+        {
+            "depth": depth,
+            "path": index,
+            "entity": path.end,
+            "candidates": len(edges),
+            "relations_kept": len(relations),
+            "reached": ", ".join(p.end for p in extended),
+            "relation_fallback": "relation_pruning" in stages,
+            "entity_fallback": "entity_pruning" in stages,
+        }
+    )
+    return extended
+
+
+async def explore_depth(
+    run: QueryRun, graph: KnowledgeGraph, depth: int, beam: list[ReasoningPath]
+) -> tuple[list[ReasoningPath], bool]:
+    """The next beam and whether any path grew.
+
+    Candidate edges exclude every edge already on a beam path and edges back to the
+    path's own entities. Paths that cannot grow stay in the beam with their score;
+    the global top `width` by path score (ties: earlier path, then candidate order) is kept.
+    """
+    used = {rid for p in beam for rid in p.relationship_ids}
+    results = await asyncio.gather(
+        *(_expand(run, graph, depth, i, p, used) for i, p in enumerate(beam, start=1))
+    )
+    run.exploration.sort(key=lambda r: (r["depth"], r["path"]))
+    pool: list[ReasoningPath] = []
+    grew = False
+    for path, extended in zip(beam, results, strict=True):
+        if extended:
+            grew = True
+            pool.extend(extended)
+        else:
+            pool.append(path)
+    ranked = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))
+    return [pool[i] for i in ranked[: run.settings.width]], grew

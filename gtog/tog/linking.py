@@ -1,0 +1,79 @@
+"""Topic entities: LLM-extracted mentions matched to titles, else title scan, else embeddings."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from graphrag_vectors import VectorStore
+
+from gtog.llm import EmbeddingModel
+from gtog.tog.graph import KnowledgeGraph
+from gtog.tog.run import QueryRun, parse_json
+
+__all__ = ["Linking", "link_topic_entities", "parse_mentions"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Linking:
+    """The topic entities found and how (`llm`, `title_scan`, `embedding` or `none`)."""
+
+    titles: list[str]
+    method: str
+    mentions: list[str]
+
+
+def parse_mentions(text: str) -> list[str] | None:
+    """Names from an `{"entities": [...]}` reply (a bare list is accepted); None if unusable."""
+    value = parse_json(text)
+    if isinstance(value, dict):
+        value = value.get("entities")
+    if not isinstance(value, list):
+        return None
+    names = [str(v).strip() for v in value if isinstance(v, str | int) and str(v).strip()]
+    return names or None
+
+
+async def link_topic_entities(
+    run: QueryRun,
+    graph: KnowledgeGraph,
+    store: VectorStore | None,
+    embedder: EmbeddingModel | None,
+) -> Linking:
+    """At most `width` topic entities for the question (one LLM call).
+
+    Order of resort: the LLM's mentions matched to titles (exact, normalised, unique word
+    match, fuzzy); titles written in the question; nearest entity descriptions in the
+    embedding store. A reply that cannot be parsed counts as an `entity_linking` fallback.
+    """
+    width = run.settings.width
+    reply = await run.call("entity_linking")
+    mentions = parse_mentions(reply.text)
+    if mentions is None:
+        run.fallback(0, "entity_linking", "", "unparsable reply: no mentions used")
+        mentions = []
+    titles = list(dict.fromkeys(t for m in mentions if (t := graph.match_title(m))))
+    if titles:
+        return Linking(titles[:width], "llm", mentions)
+    titles = graph.titles_in_text(run.question)
+    if titles:
+        return Linking(titles[:width], "title_scan", mentions)
+    if store is not None and embedder is not None:
+        text = "; ".join(mentions) or run.question
+        try:
+            [vector] = await embedder.embed([text])
+            results = store.similarity_search_by_vector(vector, k=width, include_vectors=False)
+        except Exception:
+            logger.warning("ToG entity linking: embedding search failed", exc_info=True)
+            results = []
+        titles = [
+            graph.entity_ids[str(r.document.id)]
+            for r in results
+            if str(r.document.id) in graph.entity_ids
+        ]
+        titles = list(dict.fromkeys(titles))
+        if titles:
+            return Linking(titles[:width], "embedding", mentions)
+    return Linking([], "none", mentions)

@@ -1,0 +1,119 @@
+"""LLM pruning of one path's candidates: relations first, then the entities they reach.
+
+Fallback rules (a reply that cannot be parsed, or scores no candidate above 0):
+- relation pruning keeps the `width` highest-weight candidates (they arrive sorted by
+  weight), scored in proportion to their weights (uniformly when all weights are 0);
+- entity pruning scores every reached entity 1/k, so the relation scores decide.
+Each fallback is recorded on the run and reported in `context_data["fallbacks"]`.
+"""
+
+from __future__ import annotations
+
+from gtog.tog.graph import Edge, KnowledgeGraph
+from gtog.tog.paths import ReasoningPath
+from gtog.tog.run import QueryRun, parse_json
+
+__all__ = ["parse_scores", "prune_entities", "prune_relations"]
+
+
+def parse_scores(text: str, key: str, count: int) -> dict[int, float] | None:
+    """0-based candidate index -> score from `{key: [{"id": n, "score": s}, ...]}`.
+
+    Numbers are the 1-based ids shown in the prompt; unknown ids and non-positive scores
+    are dropped, scores are clipped to 1. None when nothing usable is left.
+    """
+    value = parse_json(text)
+    if isinstance(value, dict):
+        value = value.get(key, value)
+    items: list[tuple[object, object]] = []
+    if isinstance(value, list):
+        items = [(v.get("id"), v.get("score")) for v in value if isinstance(v, dict)]
+    elif isinstance(value, dict):
+        items = list(value.items())
+    scores: dict[int, float] = {}
+    for raw_id, raw_score in items:
+        try:
+            index = int(str(raw_id).strip().strip("[]")) - 1
+            score = float(str(raw_score))
+        except (TypeError, ValueError):
+            continue
+        if 0 <= index < count and score > 0:
+            scores[index] = max(scores.get(index, 0.0), min(score, 1.0))
+    return scores or None
+
+
+def _normalised(scores: dict[int, float]) -> dict[int, float]:
+    total = sum(scores.values())
+    return {i: s / total for i, s in scores.items()}
+
+
+def _relation_lines(edges: list[Edge]) -> str:
+    lines = []
+    for i, e in enumerate(edges, start=1):
+        rel = e.relationship
+        lines.append(f"[{i}] {rel.source} -> {rel.target}: {e.description} (weight {e.weight:g})")
+    return "\n".join(lines)
+
+
+def _entity_lines(graph: KnowledgeGraph, edges: list[Edge]) -> str:
+    lines = []
+    for i, e in enumerate(edges, start=1):
+        entity = graph.entities[e.end]
+        kind = f" ({entity.type})" if entity.type else ""
+        desc = " ".join((entity.description or "").split())
+        lines.append(f'[{i}] {e.end}{kind}, via "{e.description}": {desc}')
+    return "\n".join(lines)
+
+
+async def prune_relations(
+    run: QueryRun, depth: int, path: ReasoningPath, edges: list[Edge]
+) -> list[tuple[Edge, float]]:
+    """Up to `width` of `edges` with scores summing to 1 (no LLM call for a single edge)."""
+    width = run.settings.width
+    if len(edges) <= 1:
+        return [(e, 1.0) for e in edges]
+    reply = await run.call(
+        "relation_pruning",
+        path=path.chain(),
+        entity=path.end,
+        candidates=_relation_lines(edges),
+        width=width,
+    )
+    scores = parse_scores(reply.text, "relations", len(edges))
+    if scores is None:
+        run.fallback(depth, "relation_pruning", path.end, "unusable reply: weight order")
+        weights = {i: e.weight for i, e in enumerate(edges[:width])}
+        scores = weights if sum(weights.values()) > 0 else dict.fromkeys(weights, 1.0)
+    top = sorted(scores, key=lambda i: (-scores[i], i))[:width]
+    kept = _normalised({i: scores[i] for i in top})
+    return [(edges[i], kept[i]) for i in top]
+
+
+async def prune_entities(
+    run: QueryRun,
+    graph: KnowledgeGraph,
+    depth: int,
+    path: ReasoningPath,
+    relations: list[tuple[Edge, float]],
+) -> list[ReasoningPath]:
+    """`path` extended by each kept relation, scored by the LLM's entity scores."""
+    if len(relations) <= 1:
+        return [path.extend(e, r, 1.0) for e, r in relations]
+    edges = [e for e, _ in relations]
+    reply = await run.call(
+        "entity_pruning",
+        path=path.chain(),
+        entity=path.end,
+        candidates=_entity_lines(graph, edges),
+        width=run.settings.width,
+    )
+    scores = parse_scores(reply.text, "entities", len(edges))
+    if scores is None:
+        run.fallback(depth, "entity_pruning", path.end, "unusable reply: uniform scores")
+        scores = dict.fromkeys(range(len(edges)), 1.0)
+    scores = _normalised(scores)
+    return [
+        path.extend(edge, rel_score, scores[i])
+        for i, (edge, rel_score) in enumerate(relations)
+        if i in scores
+    ]

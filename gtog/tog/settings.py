@@ -1,0 +1,109 @@
+"""The `tog_search` settings block: read from a project's settings.yaml, with overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gtog.errors import InputError
+
+__all__ = ["SETTINGS_FILES", "ToGPromptFiles", "ToGSettings", "load_tog_settings"]
+
+SETTINGS_FILES = ("settings.yaml", "settings.yml")
+"""The project files `load_tog_settings` looks for, in order."""
+
+
+class ToGPromptFiles(BaseModel):
+    """Prompt file paths (relative to the project root); None = the built-in prompt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entity_linking: str | None = None
+    relation_pruning: str | None = None
+    entity_pruning: str | None = None
+    reasoning: str | None = None
+    answer: str | None = None
+
+
+class ToGSettings(BaseModel):
+    """Think-on-Graph search parameters (paper defaults: width 3, depth 3, 0.4 / 0)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    width: int = Field(default=3, ge=1, le=20)
+    """Beam width N: paths kept per depth, topic entities kept, relations kept per path."""
+    depth: int = Field(default=3, ge=1, le=10)
+    """Maximum depth D (hops explored)."""
+    temperature_exploration: float = Field(default=0.4, ge=0.0, le=2.0)
+    """Temperature of the pruning calls."""
+    temperature_reasoning: float = Field(default=0.0, ge=0.0, le=2.0)
+    """Temperature of entity linking, the sufficiency check and the answer."""
+    max_candidates: int = Field(default=20, ge=1, le=500)
+    """Candidate edges per frontier entity shown to the LLM (highest weight first)."""
+    use_text_units: bool = False
+    """Add the text units the path relationships cite to the answer evidence."""
+    max_text_units: int = Field(default=5, ge=0, le=100)
+    """At most this many text units in the answer evidence."""
+    pruning_max_tokens: int | None = Field(default=400, ge=16)
+    """Output-token cap of linking, pruning and reasoning replies (None = the model's)."""
+    answer_max_tokens: int | None = Field(default=None, ge=16)
+    """Output-token cap of the answer (None = the model's)."""
+    json_mode: bool = True
+    """Ask for JSON output in linking, pruning and reasoning calls."""
+    response_type: str = "Single Paragraph"
+    """Free-form description of the answer's format."""
+    completion_model_id: str | None = None
+    """A completion model id of settings.yaml; None = the local_search model."""
+    embedding_model_id: str | None = None
+    """An embedding model id of settings.yaml; None = the local_search embedding model."""
+    prompts: ToGPromptFiles = Field(default_factory=ToGPromptFiles)
+
+    @property
+    def max_llm_calls(self) -> int:
+        """The guaranteed bound on LLM calls per question: 2·N·D + D + 1."""
+        return 2 * self.width * self.depth + self.depth + 1
+
+
+def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _read_block(root: Path) -> tuple[dict[str, Any], str]:
+    for name in SETTINGS_FILES:
+        path = root / name
+        if path.exists():
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            except yaml.YAMLError as exc:
+                raise InputError(f"{path}: not valid YAML ({exc})") from exc
+            if not isinstance(data, dict):
+                raise InputError(f"{path}: expected a mapping at the top level")
+            block = data.get("tog_search") or {}
+            if not isinstance(block, dict):
+                raise InputError(f"{path}: tog_search: expected a mapping")
+            return block, str(path)
+    return {}, str(root / SETTINGS_FILES[0])
+
+
+def load_tog_settings(root: Path, overrides: dict[str, Any] | None = None) -> ToGSettings:
+    """The project's `tog_search` block (defaults where absent) with `overrides` on top.
+
+    Raises `InputError` naming the file and the offending key.
+    """
+    block, source = _read_block(Path(root))
+    data = _merge(block, overrides or {})
+    try:
+        return ToGSettings.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in ("tog_search", *err["loc"]))
+        raise InputError(f"{source}: {key}: {err['msg']}") from exc

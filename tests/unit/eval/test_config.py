@@ -1,0 +1,66 @@
+from pathlib import Path
+
+import pytest
+
+from gtog.errors import InputError
+from gtog.eval.config import ALL_METRICS, load_eval_config
+
+GOOD = """
+dataset: {path: eval/qa.json}
+indexes: {tt1: tt1, tt2: projects/tt2}
+methods: [local, basic]
+output: {dir: out, save_intermediate: false}
+judge: {model: null, temperature: 0.0}
+concurrency: 3
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "eval_config.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_valid_config_with_defaults(tmp_path: Path) -> None:
+    cfg = load_eval_config(write(tmp_path, GOOD))
+    assert cfg.indexes == {"tt1": "tt1", "tt2": "projects/tt2"}
+    assert cfg.methods == ["local", "basic"]
+    assert cfg.output.save_intermediate is False
+    assert cfg.judge.model is None and cfg.judge.temperature == 0.0
+    assert cfg.concurrency == 3
+    assert cfg.metrics == list(ALL_METRICS)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (GOOD + "colour: red\n", "unknown key 'colour'"),
+        (GOOD.replace("judge: {model: null, temperature: 0.0}", "judge: {temprature: 0}"),
+         "unknown key 'judge.temprature'"),
+        (GOOD.replace("temperature: 0.0", "temperature: hot"), "judge.temperature"),
+        (GOOD.replace("concurrency: 3", "concurrency: 0"), "concurrency"),
+        (GOOD.replace("dataset: {path: eval/qa.json}", ""), "missing required key 'dataset'"),
+        (GOOD + "metrics: [correctness, vibes]\n", "unknown metric 'vibes'"),
+        ("dataset: {path: [unclosed\n", "malformed YAML"),
+        ("- just\n- a list\n", "expected a mapping"),
+    ],
+)
+def test_bad_config_names_file_and_key(tmp_path: Path, text: str, needle: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as info:
+        load_eval_config(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert needle in message
+    assert "\n" not in message
+
+
+def test_malformed_yaml_names_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "dataset:\n  path: a\nindexes: {a: [\n")
+    with pytest.raises(InputError, match=r"line \d+"):
+        load_eval_config(path)
+
+
+def test_missing_config(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found"):
+        load_eval_config(tmp_path / "nope.yaml")

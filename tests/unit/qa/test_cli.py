@@ -1,0 +1,130 @@
+"""`gtog qa-eval` and `gtog answer-correctness` through a fresh typer app."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import typer
+import yaml
+from typer.testing import CliRunner
+
+from gtog.cli.qa import register
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "qa"
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    app = typer.Typer()
+    register(app)
+    return app
+
+
+def test_qa_eval_writes_results_and_aggregates(app: typer.Typer, tmp_path: Path) -> None:
+    out, agg = tmp_path / "results.yaml", tmp_path / "aggregates.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "qa-eval",
+            "--reference",
+            str(FIXTURES / "seed_reference.yaml"),
+            "--responses",
+            str(FIXTURES / "responses.json"),
+            "-o",
+            str(out),
+            "--aggregates",
+            str(agg),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    results = yaml.safe_load(out.read_text())
+    assert [r["status"] for r in results] == ["success", "error", "success", "error"]
+    aggregates = json.loads(agg.read_text())
+    assert aggregates["micro"]["steps_score"]["mean"] == 1.0
+    assert "steps_score" in result.output
+
+
+def test_qa_eval_bad_input_exits_2_and_keeps_existing_output(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    reference = yaml.safe_load((FIXTURES / "seed_reference.yaml").read_text())
+    del reference[1]["questions"][0]["question_text"]
+    bad = tmp_path / "ref.yaml"
+    bad.write_text(yaml.safe_dump(reference))
+    out = tmp_path / "results.json"
+    out.write_text("previous")
+    result = CliRunner().invoke(
+        app,
+        [
+            "qa-eval",
+            "--reference",
+            str(bad),
+            "--responses",
+            str(FIXTURES / "responses.json"),
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 2
+    assert f"{bad}: [1].questions[0].question_text: required string" in " ".join(
+        result.output.split()
+    )
+    assert out.read_text() == "previous"
+
+
+def test_qa_eval_unparsable_responses(app: typer.Typer, tmp_path: Path) -> None:
+    broken = tmp_path / "resp.json"
+    broken.write_text("[{")
+    result = CliRunner().invoke(
+        app,
+        [
+            "qa-eval",
+            "--reference",
+            str(FIXTURES / "seed_reference.yaml"),
+            "--responses",
+            str(broken),
+            "-o",
+            str(tmp_path / "o.json"),
+        ],
+    )
+    assert result.exit_code == 2 and "not valid JSON" in result.output
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_qa_eval_bad_config(app: typer.Typer, tmp_path: Path) -> None:
+    config = tmp_path / "judge.yaml"
+    config.write_text("something: else\n")
+    result = CliRunner().invoke(
+        app,
+        [
+            "qa-eval",
+            "--reference",
+            str(FIXTURES / "seed_reference.yaml"),
+            "--responses",
+            str(FIXTURES / "responses.json"),
+            "-o",
+            str(tmp_path / "o.json"),
+            "--config",
+            str(config),
+        ],
+    )
+    assert result.exit_code == 2 and "completion_model" in result.output
+
+
+def test_answer_correctness_needs_columns_and_a_model(app: typer.Typer, tmp_path: Path) -> None:
+    tsv = tmp_path / "in.tsv"
+    tsv.write_text("Question\tActual answer\nQ\tA\n")
+    result = CliRunner().invoke(
+        app, ["answer-correctness", "-i", str(tsv), "-o", str(tmp_path / "o.tsv")]
+    )
+    assert result.exit_code == 2 and "Reference answer" in result.output
+    shutil.copy(tsv, tmp_path / "ok.tsv")
+    (tmp_path / "ok.tsv").write_text("Question\tReference answer\tActual answer\nQ\tR\tA\n")
+    result = CliRunner().invoke(
+        app, ["answer-correctness", "-i", str(tmp_path / "ok.tsv"), "-o", str(tmp_path / "o.tsv")]
+    )
+    assert result.exit_code == 2 and "no judge model" in result.output
+    assert not (tmp_path / "o.tsv").exists()
