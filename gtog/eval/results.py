@@ -13,15 +13,19 @@ from gtog.eval.records import MethodRecord
 
 __all__ = [
     "DETAILED_NAME",
+    "QA_DIR",
     "SUMMARY_NAME",
     "detailed_results",
     "group_summary",
+    "qa_reference",
+    "qa_responses",
     "summarize",
     "write_json_atomic",
 ]
 
 DETAILED_NAME = "eval_results_detailed.json"
 SUMMARY_NAME = "eval_results_summary.json"
+QA_DIR = "qa"
 
 
 def _mean(values: list[float]) -> float | None:
@@ -154,6 +158,45 @@ def detailed_results(
         )
         q["methods"][r.method] = _method_entry(r, keep_intermediate)
     return {"metadata": metadata, "results": list(questions.values())}
+
+
+def qa_reference(records: Iterable[MethodRecord]) -> list[dict[str, Any]]:
+    """The run's questions as graphrag-eval reference data (one template per index key)."""
+    templates: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in sorted(records, key=lambda r: (r.index_key, r.qid)):
+        templates.setdefault(r.index_key, {})[r.qid] = {
+            "id": r.qid,
+            "question_text": r.question,
+            "reference_answer": r.reference,
+        }
+    return [
+        {"template_id": key, "questions": list(questions.values())}
+        for key, questions in templates.items()
+    ]
+
+
+def qa_responses(records: Iterable[MethodRecord], method: str) -> list[dict[str, Any]]:
+    """One method's answers as graphrag-eval responses (retrieval as a `retrieval` step)."""
+    from gtog.qa.bridge import eval_record_to_response
+
+    out = []
+    for r in sorted(records, key=lambda r: (r.index_key, r.qid)):
+        if r.method != method:
+            continue
+        eff = r.efficiency
+        out.append(
+            eval_record_to_response(
+                question_id=r.qid,
+                answer=r.response,
+                error=r.error,
+                input_tokens=eff.prompt_tokens if eff else 0,
+                output_tokens=eff.output_tokens if eff else 0,
+                elapsed_sec=eff.latency if eff else 0.0,
+                retrieved=r.sources or [],
+                query=r.question,
+            )
+        )
+    return out
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -29,8 +29,11 @@ from gtog.eval.judges import FIELDS, PromptSet, judge, load_prompts
 from gtog.eval.records import Efficiency, MethodRecord, RunFingerprint
 from gtog.eval.results import (
     DETAILED_NAME,
+    QA_DIR,
     SUMMARY_NAME,
     detailed_results,
+    qa_reference,
+    qa_responses,
     summarize,
     write_json_atomic,
 )
@@ -200,7 +203,14 @@ def prepare(options: EvalOptions) -> EvalRun:
 
     checkpoint = output_dir / CHECKPOINT_NAME
     existing = [
-        p for p in (checkpoint, output_dir / DETAILED_NAME, output_dir / SUMMARY_NAME) if p.exists()
+        p
+        for p in (
+            checkpoint,
+            output_dir / DETAILED_NAME,
+            output_dir / SUMMARY_NAME,
+            output_dir / QA_DIR,
+        )
+        if p.exists()
     ]
     if options.resume:
         old, done, intact = read_checkpoint(checkpoint)
@@ -389,6 +399,11 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
     )
     summary = {"metadata": metadata, **summarize(records, run.methods, run.config.metrics)}
     write_json_atomic(summary_path, summary)
+    if run.config.output.qa_responses:
+        qa_dir = run.output_dir / QA_DIR
+        write_json_atomic(qa_dir / "reference.json", qa_reference(records))
+        for method in run.methods:
+            write_json_atomic(qa_dir / f"responses_{method}.json", qa_responses(records, method))
     return detailed, summary_path
 
 

@@ -85,8 +85,53 @@ def test_eval_runs_local_and_basic_and_writes_both_files(
     assert all(e.temperature == 0.0 for e in judge_calls)
 
     # the API key is never written anywhere
-    for path in (root / "results").iterdir():
+    for path in (root / "results").rglob("*.json*"):
         assert TEST_API_KEY not in path.read_text(), path
+
+    # the same records in graphrag-eval's format, scored by gtog.qa
+    check_qa_export(root / "results" / "qa", detailed)
+
+
+def check_qa_export(qa_dir: Path, detailed: dict) -> None:
+    """reference.json + responses_<method>.json run through gtog.qa's metrics."""
+    import json
+
+    from gtog.qa import compute_aggregates, run_evaluation
+    from gtog.qa.models import models_from_model_configs
+    from tests.support.qa_rules import qa_rules
+
+    reference = json.loads((qa_dir / "reference.json").read_text())
+    assert {t["template_id"] for t in reference} == {"lighthouse", "orchard"}
+    assert sum(len(t["questions"]) for t in reference) == 8
+    responses = json.loads((qa_dir / "responses_basic.json").read_text())
+    assert len(responses) == 8
+    by_id = {q["question_id"]: q for q in detailed["results"]}
+    for response in responses:
+        step = response["actual_steps"][0]
+        assert step["name"] == "retrieval"
+        texts = [d["text"] for d in json.loads(step["output"])]
+        assert texts == [
+            s["text"] for s in by_id[response["question_id"]]["methods"]["basic"]["sources"]
+        ]
+        assert (
+            response["input_tokens"]
+            == (by_id[response["question_id"]]["methods"]["basic"]["efficiency"]["prompt_tokens"])
+        )
+    with ScriptedServer(qa_rules()) as qa_server:
+        cfg = {"model_provider": "openai", "api_base": qa_server.base_url, "api_key": "k"}
+        judges = models_from_model_configs(
+            {**cfg, "model": "gpt-4o-mini"}, {**cfg, "model": "text-embedding-3-small"}
+        )
+        results = run_evaluation(reference, responses, models=judges, progress=False)
+    assert len(results) == 8
+    for r in results:
+        assert r["status"] == "success"
+        assert "answer_f1" in r or "answer_eval_error" in r
+        assert "retrieval_answer_recall" in r["actual_steps"][0] or (
+            "retrieval_answer_recall_error" in r["actual_steps"][0]
+        )
+    aggregates = compute_aggregates(results)
+    assert aggregates["micro"]["number_of_success_samples"] == 8
 
 
 def test_one_failed_search_or_judge_does_not_stop_the_run(
