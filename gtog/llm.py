@@ -34,6 +34,9 @@ __all__ = [
 
 Messages = str | list[dict[str, Any]]
 
+_OPENAI_WIRE = {"openai", "azure", "hosted_vllm", "lm_studio", "openai_like", "custom_openai"}
+"""Providers whose requests are OpenAI chat-completions bodies (extra_body is merged in)."""
+
 
 @dataclass(frozen=True)
 class ChatReply:
@@ -133,7 +136,15 @@ class ChatModel:
         if max_tokens is not None:
             args["max_completion_tokens"] = max_tokens
         if json_mode:
-            args["response_format_json_object"] = True
+            if self.config.model_provider in _OPENAI_WIRE:
+                # graphrag_llm's `response_format_json_object` flag is lost on the async path
+                # (it only applies when no `response_format` key is present, and one always
+                # is), so send the OpenAI field in the request body ourselves.
+                extra = dict(args.get("extra_body") or {})
+                extra.setdefault("response_format", {"type": "json_object"})
+                args["extra_body"] = extra
+            else:
+                args["response_format_json_object"] = True
         response = await self.completion.completion_async(messages=messages, **args)
         return reply_of(response, messages, self)
 
