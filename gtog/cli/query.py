@@ -184,9 +184,7 @@ def _query(
     match method:
         case QueryMethod.TOG:
             try:
-                run_tog_query(
-                    root, query, data=data, response_type=response_type, verbose=verbose
-                )
+                run_tog_query(root, query, data=data, response_type=response_type, verbose=verbose)
             except InputError as exc:
                 typer.echo(f"error: {exc}", err=True)
                 raise typer.Exit(2) from None

@@ -35,8 +35,10 @@ def test_valid_config_with_defaults(tmp_path: Path) -> None:
     ("text", "needle"),
     [
         (GOOD + "colour: red\n", "unknown key 'colour'"),
-        (GOOD.replace("judge: {model: null, temperature: 0.0}", "judge: {temprature: 0}"),
-         "unknown key 'judge.temprature'"),
+        (
+            GOOD.replace("judge: {model: null, temperature: 0.0}", "judge: {temprature: 0}"),
+            "unknown key 'judge.temprature'",
+        ),
         (GOOD.replace("temperature: 0.0", "temperature: hot"), "judge.temperature"),
         (GOOD.replace("concurrency: 3", "concurrency: 0"), "concurrency"),
         (GOOD.replace("dataset: {path: eval/qa.json}", ""), "missing required key 'dataset'"),

@@ -9,10 +9,14 @@ from gtog.eval.dataset import dataset_fingerprint, load_dataset, question_id
 
 def test_shape_a_single_file(tmp_path: Path) -> None:
     p = tmp_path / "qa.json"
-    p.write_text(json.dumps([
-        {"imdb_key": "tt1", "question": "Who?", "answer": "Ann", "id": "q1"},
-        {"imdb_key": "tt2", "question": "Where?", "answer": "Rome"},
-    ]))
+    p.write_text(
+        json.dumps(
+            [
+                {"imdb_key": "tt1", "question": "Who?", "answer": "Ann", "id": "q1"},
+                {"imdb_key": "tt2", "question": "Where?", "answer": "Rome"},
+            ]
+        )
+    )
     items = load_dataset(p)
     assert [i.qid for i in items] == ["q1", question_id("tt2", "Where?")]
     assert items[1].index_key == "tt2" and items[1].reference == "Rome"
@@ -22,10 +26,19 @@ def test_shape_a_single_file(tmp_path: Path) -> None:
 def test_shape_b_folder_of_per_index_files(tmp_path: Path) -> None:
     d = tmp_path / "qa"
     d.mkdir()
-    (d / "tt9.json").write_text(json.dumps([
-        {"question": "Who?", "ground_truth": "Bo", "context": "Bo did it."},
-        {"question": "When?", "ground_truth": "1990", "context": ["In 1990.", "Yes."], "qid": 7},
-    ]))
+    (d / "tt9.json").write_text(
+        json.dumps(
+            [
+                {"question": "Who?", "ground_truth": "Bo", "context": "Bo did it."},
+                {
+                    "question": "When?",
+                    "ground_truth": "1990",
+                    "context": ["In 1990.", "Yes."],
+                    "qid": 7,
+                },
+            ]
+        )
+    )
     items = load_dataset(d)
     assert {i.index_key for i in items} == {"tt9"}
     assert items[0].evidence == "Bo did it."
@@ -53,9 +66,12 @@ def test_question_ids_are_stable() -> None:
         ('[{"imdb_key": "k", "question": "Q", "answer": "A"},', "malformed JSON"),
         ('{"a": 1}', "expected a JSON list"),
         ('["just a string"]', "expected an object"),
-        ('[]', "no questions"),
-        ('[{"id": 1, "imdb_key": "k", "question": "Q", "answer": "A"},'
-         ' {"id": 1, "imdb_key": "k", "question": "R", "answer": "B"}]', "duplicate question id"),
+        ("[]", "no questions"),
+        (
+            '[{"id": 1, "imdb_key": "k", "question": "Q", "answer": "A"},'
+            ' {"id": 1, "imdb_key": "k", "question": "R", "answer": "B"}]',
+            "duplicate question id",
+        ),
     ],
 )
 def test_bad_datasets(tmp_path: Path, content: str, needle: str) -> None:

@@ -22,8 +22,9 @@ def rec(qid, key, method, scores=None, error=None, eff=(1.0, 2, 100, 10), judge_
         latency=eff[0], llm_calls=eff[1], prompt_tokens=eff[2], output_tokens=eff[3]
     )
     for m, s in (scores or {}).items():
-        r.judgements[m] = Judgement(score=s, reason="x", llm_calls=1, prompt_tokens=5,
-                                    output_tokens=2)
+        r.judgements[m] = Judgement(
+            score=s, reason="x", llm_calls=1, prompt_tokens=5, output_tokens=2
+        )
     if judge_error:
         r.judgements[judge_error] = Judgement(error="unparseable", llm_calls=2)
     return r
