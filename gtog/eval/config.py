@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gtog.errors import InputError
+from gtog.eval.lexical import LEXICAL_METRICS
 
 __all__ = [
     "ALL_METRICS",
@@ -72,11 +73,10 @@ class EvalConfig(_Strict):
     @field_validator("metrics")
     @classmethod
     def _known_metrics(cls, value: list[str]) -> list[str]:
-        unknown = [m for m in value if m not in ALL_METRICS]
+        known = (*ALL_METRICS, *LEXICAL_METRICS)
+        unknown = [m for m in value if m not in known]
         if unknown:
-            raise ValueError(
-                f"unknown metric {unknown[0]!r} (choose from {', '.join(ALL_METRICS)})"
-            )
+            raise ValueError(f"unknown metric {unknown[0]!r} (choose from {', '.join(known)})")
         return list(dict.fromkeys(value))
 
 

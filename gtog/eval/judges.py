@@ -45,7 +45,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
 class Judgement(BaseModel):
     """One judge's verdict on one answer (score or error, never both)."""
 
-    score: int | None = None
+    score: int | float | None = None
+    """0/1 from an LLM judge; a fraction in [0, 1] from a lexical metric."""
     reason: str | None = None
     error: str | None = None
     llm_calls: int = 0

@@ -16,6 +16,7 @@ _SHORT = {
     "faithfulness": "faithful",
     "relevance": "relevant",
     "completeness": "complete",
+    "token_recall": "tok recall",
 }
 
 

@@ -25,7 +25,8 @@ from gtog.eval.checkpoint import (
 from gtog.eval.config import EvalConfig, load_eval_config
 from gtog.eval.dataset import QAItem, dataset_fingerprint, load_dataset
 from gtog.eval.engines import METHODS, SearchEngine, build_engine, retrieved_sources, run_search
-from gtog.eval.judges import FIELDS, PromptSet, judge, load_prompts
+from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge, load_prompts
+from gtog.eval.lexical import LEXICAL_METRICS
 from gtog.eval.records import Efficiency, MethodRecord, RunFingerprint
 from gtog.eval.results import (
     DETAILED_NAME,
@@ -298,7 +299,7 @@ async def _evaluate_one(
         "context": context,
     }
     jc = run.config.judge
-    metrics = run.config.metrics
+    metrics = [m for m in run.config.metrics if m in FIELDS]
     verdicts = await asyncio.gather(
         *(
             judge(
@@ -316,6 +317,14 @@ async def _evaluate_one(
     for metric, verdict in zip(metrics, verdicts, strict=True):
         verdict.error = _redact(verdict.error, run.secrets)
         record.judgements[metric] = verdict
+    for metric in run.config.metrics:
+        if metric in LEXICAL_METRICS:
+            value = LEXICAL_METRICS[metric](item.reference, answer)
+            record.judgements[metric] = (
+                Judgement(score=value)
+                if value is not None
+                else Judgement(error="the reference has no content words")
+            )
     return record
 
 

@@ -193,7 +193,8 @@ def test_eval_runs_tog_beside_local_and_basic(
         tmp_path,
         example_indexes,
         methods=("tog", "local", "basic"),
-        extra="tog_search:\n  width: 2\n  depth: 2\n",
+        extra="tog_search:\n  width: 2\n  depth: 2\n"
+        "metrics: [correctness, faithfulness, relevance, completeness, token_recall]\n",
     )
     result = gtog("eval", "--root", str(root), "--limit", "2", "-q")
     assert result.returncode == 0, result.stderr
@@ -206,6 +207,7 @@ def test_eval_runs_tog_beside_local_and_basic(
     for q in detailed["results"]:
         entry = q["methods"]["tog"]
         assert entry["response"] and entry["scores"]["correctness"] == 1, q["question_id"]
+        assert entry["scores"]["token_recall"] == 1.0  # every reference word is in the answer
         eff = entry["efficiency"]
         assert 2 <= eff["llm_calls"] <= bound
         assert sum(eff["llm_calls_categories"].values()) == eff["llm_calls"]
@@ -215,3 +217,5 @@ def test_eval_runs_tog_beside_local_and_basic(
     assert eff["total_prompt_tokens"] == sum(e.prompt_tokens for e in tog_stages)
     assert eff["total_output_tokens"] == sum(e.output_tokens for e in tog_stages)
     assert summary["by_method"]["tog"]["correctness"] == 1.0
+    assert summary["by_method"]["tog"]["token_recall"] == 1.0
+    assert summary["by_method"]["tog"]["scored"]["token_recall"] == 4
