@@ -82,20 +82,29 @@ def run_tog_query(
         os.chdir(cwd)
     print(response)
     if verbose:
-        status = context["status"].iloc[0]
-        print(
-            f"\n-- ToG: topic entities [{status['topic_entities']}] via {status['linked_by']}, "
-            f"depth {status['depth_reached']}, stop: {status['stop_reason']}"
-        )
-        for row in context["paths"].itertuples(index=False):
-            print(f"path {row.id} (score {row.score:.4f}): {row.path}")
-        print(f"-- LLM calls {status['llm_calls']} (bound {status['llm_call_bound']}):")
+        _print_tog_status(context)
         for row in context["usage"].itertuples(index=False):
-            print(
-                f"  {row.stage:<17} calls {row.llm_calls:>3}  "
-                f"prompt tokens {row.prompt_tokens:>7}  output tokens {row.output_tokens:>6}"
-            )
+            _print_stage(row.stage, row.llm_calls, row.prompt_tokens, row.output_tokens)
     return response
+
+
+def _print_tog_status(context: dict[str, Any]) -> None:
+    """ToG's topic entities, stop reason and kept paths, then the call count and bound."""
+    status = context["status"].iloc[0]
+    print(
+        f"\n-- ToG: topic entities [{status['topic_entities']}] via {status['linked_by']}, "
+        f"depth {status['depth_reached']}, stop: {status['stop_reason']}"
+    )
+    for row in context["paths"].itertuples(index=False):
+        print(f"path {row.id} (score {row.score:.4f}): {row.path}")
+    print(f"-- LLM calls {status['llm_calls']} (bound {status['llm_call_bound']}):")
+
+
+def _print_stage(stage: str, calls: int, prompt_tokens: int, output_tokens: int) -> None:
+    print(
+        f"  {stage:<17} calls {calls:>3}  "
+        f"prompt tokens {prompt_tokens:>7}  output tokens {output_tokens:>6}"
+    )
 
 
 def _query(
@@ -173,7 +182,7 @@ def _query(
 
     if local:
         try:
-            _local_query(root, method.value, query, response_type, community_level)
+            _local_query(root, method.value, query, response_type, community_level, verbose)
         except InputError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
@@ -224,7 +233,12 @@ def _query(
 
 
 def _local_query(
-    root: Path, method: str, query: str, response_type: str | None, community_level: int
+    root: Path,
+    method: str,
+    query: str,
+    response_type: str | None,
+    community_level: int,
+    verbose: bool = False,
 ) -> None:
     """Answer one query with gtog's engines, every model pointed at the local server."""
     from rich.console import Console
@@ -249,6 +263,21 @@ def _local_query(
         project = load_project(root, overrides(root))
         result = asyncio.run(answer(project))
     print(result.response)
+    if verbose:
+        context = result.context_data if isinstance(result.context_data, dict) else {}
+        if method == "tog" and "status" in context:
+            _print_tog_status(context)
+        else:
+            print(f"\n-- LLM calls {result.llm_calls}:")
+        calls = result.llm_calls_categories or {}
+        for stage in calls:
+            _print_stage(
+                stage,
+                calls[stage],
+                (result.prompt_tokens_categories or {}).get(stage, 0),
+                (result.output_tokens_categories or {}).get(stage, 0),
+            )
+        print(f"-- {result.completion_time:.1f} s")
 
 
 def register(app: typer.Typer) -> None:

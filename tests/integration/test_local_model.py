@@ -146,3 +146,35 @@ def test_example_index_settings_load_with_local_overrides(monkeypatch: pytest.Mo
     monkeypatch.chdir(REPO)
     config = load_config(root, cli_overrides=local_model_overrides("http://127.0.0.1:9/v1", root))
     assert config.vector_store.vector_size == EMBEDDING_DIMS
+
+
+@needs_local
+def test_query_local_tog_verbose_prints_paths_and_the_call_split() -> None:
+    """`gtog query --local --method tog -v` answers on the bundled index and shows its work."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.support.projects import subprocess_env
+
+    root = REPO / "eval" / "indexes" / "orchard"
+    question = "Who is Edda Lorne's apprentice?"
+    command = ["query", "--local", "--root", str(root), "--method", "tog", "-v", question]
+    proc = subprocess.run(
+        [sys.executable, "-m", "gtog", *command],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=600,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert lines[0] and not lines[0].startswith("--")  # the answer comes first
+    assert any(line.startswith("-- ToG: topic entities [") for line in lines)
+    total = re.search(r"^-- LLM calls (\d+) \(bound (\d+)\):$", proc.stdout, re.M)
+    assert total and 0 < int(total.group(1)) <= int(total.group(2))
+    stages = re.findall(r"^  (\w+)\s+calls\s+(\d+)\s+prompt tokens\s+(\d+)", proc.stdout, re.M)
+    assert {s for s, _, _ in stages} >= {"entity_linking", "answer"}
+    assert sum(int(c) for _, c, _ in stages) == int(total.group(1))
+    assert all(int(p) > 0 for _, c, p in stages if int(c) > 0)
