@@ -85,7 +85,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", action="append", type=Path, help="judge prompts dir")
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args(argv)
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     from gtog.local import running_local_server

@@ -152,21 +152,13 @@ def test_example_index_settings_load_with_local_overrides(monkeypatch: pytest.Mo
 def test_query_local_tog_verbose_prints_paths_and_the_call_split() -> None:
     """`gtog query --local --method tog -v` answers on the bundled index and shows its work."""
     import re
-    import subprocess
-    import sys
 
-    from tests.support.projects import subprocess_env
+    from tests.support.projects import gtog
 
     root = REPO / "eval" / "indexes" / "orchard"
     question = "Who is Edda Lorne's apprentice?"
-    command = ["query", "--local", "--root", str(root), "--method", "tog", "-v", question]
-    proc = subprocess.run(
-        [sys.executable, "-m", "gtog", *command],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=600,
-        cwd=REPO,
+    proc = gtog(
+        "query", "--local", "--root", str(root), "--method", "tog", "-v", question, timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [line for line in proc.stdout.splitlines() if line.strip()]

@@ -115,14 +115,19 @@ def retarget(root: Path, api_base: str) -> None:
     (root / "settings.yaml").write_text("\n".join(lines) + "\n")
 
 
-def index_project(root: Path) -> None:
-    """Run graphrag's own `index` command on the project (through `gtog index`)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "gtog", "index", "--root", str(root)],
+def gtog(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the `gtog` CLI in a subprocess (offline env, test API key)."""
+    return subprocess.run(
+        [sys.executable, "-m", "gtog", *args],
         env=subprocess_env(),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
     )
+
+
+def index_project(root: Path) -> None:
+    """Run graphrag's own `index` command on the project (through `gtog index`)."""
+    result = gtog("index", "--root", str(root), timeout=600)
     if result.returncode != 0 or not (root / "output" / "entities.parquet").exists():
         raise RuntimeError(f"indexing {root} failed:\n{result.stdout}\n{result.stderr}")

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.projects import subprocess_env
 from tests.support.scripted_server import LogEntry
 from tests.support.world import EXAMPLE_QA
 
@@ -31,17 +28,6 @@ def make_eval_root(
         f"methods: [{', '.join(methods)}]\noutput:\n  dir: results\nconcurrency: 4\n{extra}"
     )
     return root
-
-
-def gtog(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the `gtog` CLI in a subprocess (offline env, test API key)."""
-    return subprocess.run(
-        [sys.executable, "-m", "gtog", *args],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def load_results(root: Path) -> tuple[dict, dict]:

@@ -8,13 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.integration.eval.helpers import (
-    gtog,
     load_results,
     make_eval_root,
     question_of,
     search_method,
 )
-from tests.support.projects import TEST_API_KEY
+from tests.support.projects import TEST_API_KEY, gtog
 from tests.support.scripted_server import Fail, Rule, ScriptedServer
 
 pytestmark = pytest.mark.integration

@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests.integration.eval.helpers import (
-    gtog,
     load_results,
     make_eval_root,
     question_of,
     search_method,
 )
-from tests.support.projects import subprocess_env
+from tests.support.projects import gtog, subprocess_env
 from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.integration

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 import typer
 import yaml
+from click.testing import Result
 from typer.testing import CliRunner
 
 from gtog.cli.qa import register
@@ -23,21 +23,21 @@ def app() -> typer.Typer:
     return app
 
 
+def qa_eval(app: typer.Typer, reference: Path, responses: Path, out: Path, *extra: str) -> Result:
+    """Invoke `gtog qa-eval --reference R --responses S -o OUT [extra...]`."""
+    args = ["qa-eval", "--reference", str(reference), "--responses", str(responses)]
+    return CliRunner().invoke(app, [*args, "-o", str(out), *extra])
+
+
 def test_qa_eval_writes_results_and_aggregates(app: typer.Typer, tmp_path: Path) -> None:
     out, agg = tmp_path / "results.yaml", tmp_path / "aggregates.json"
-    result = CliRunner().invoke(
+    result = qa_eval(
         app,
-        [
-            "qa-eval",
-            "--reference",
-            str(FIXTURES / "seed_reference.yaml"),
-            "--responses",
-            str(FIXTURES / "responses.json"),
-            "-o",
-            str(out),
-            "--aggregates",
-            str(agg),
-        ],
+        FIXTURES / "seed_reference.yaml",
+        FIXTURES / "responses.json",
+        out,
+        "--aggregates",
+        str(agg),
     )
     assert result.exit_code == 0, result.output
     results = yaml.safe_load(out.read_text())
@@ -56,18 +56,7 @@ def test_qa_eval_bad_input_exits_2_and_keeps_existing_output(
     bad.write_text(yaml.safe_dump(reference))
     out = tmp_path / "results.json"
     out.write_text("previous")
-    result = CliRunner().invoke(
-        app,
-        [
-            "qa-eval",
-            "--reference",
-            str(bad),
-            "--responses",
-            str(FIXTURES / "responses.json"),
-            "-o",
-            str(out),
-        ],
-    )
+    result = qa_eval(app, bad, FIXTURES / "responses.json", out)
     assert result.exit_code == 2
     assert f"{bad}: [1].questions[0].question_text: required string" in " ".join(
         result.output.split()
@@ -78,18 +67,7 @@ def test_qa_eval_bad_input_exits_2_and_keeps_existing_output(
 def test_qa_eval_unparsable_responses(app: typer.Typer, tmp_path: Path) -> None:
     broken = tmp_path / "resp.json"
     broken.write_text("[{")
-    result = CliRunner().invoke(
-        app,
-        [
-            "qa-eval",
-            "--reference",
-            str(FIXTURES / "seed_reference.yaml"),
-            "--responses",
-            str(broken),
-            "-o",
-            str(tmp_path / "o.json"),
-        ],
-    )
+    result = qa_eval(app, FIXTURES / "seed_reference.yaml", broken, tmp_path / "o.json")
     assert result.exit_code == 2 and "not valid JSON" in result.output
     assert not (tmp_path / "o.json").exists()
 
@@ -97,19 +75,13 @@ def test_qa_eval_unparsable_responses(app: typer.Typer, tmp_path: Path) -> None:
 def test_qa_eval_bad_config(app: typer.Typer, tmp_path: Path) -> None:
     config = tmp_path / "judge.yaml"
     config.write_text("something: else\n")
-    result = CliRunner().invoke(
+    result = qa_eval(
         app,
-        [
-            "qa-eval",
-            "--reference",
-            str(FIXTURES / "seed_reference.yaml"),
-            "--responses",
-            str(FIXTURES / "responses.json"),
-            "-o",
-            str(tmp_path / "o.json"),
-            "--config",
-            str(config),
-        ],
+        FIXTURES / "seed_reference.yaml",
+        FIXTURES / "responses.json",
+        tmp_path / "o.json",
+        "--config",
+        str(config),
     )
     assert result.exit_code == 2 and "completion_model" in result.output
 
@@ -121,7 +93,6 @@ def test_answer_correctness_needs_columns_and_a_model(app: typer.Typer, tmp_path
         app, ["answer-correctness", "-i", str(tsv), "-o", str(tmp_path / "o.tsv")]
     )
     assert result.exit_code == 2 and "Reference answer" in result.output
-    shutil.copy(tsv, tmp_path / "ok.tsv")
     (tmp_path / "ok.tsv").write_text("Question\tReference answer\tActual answer\nQ\tR\tA\n")
     result = CliRunner().invoke(
         app, ["answer-correctness", "-i", str(tmp_path / "ok.tsv"), "-o", str(tmp_path / "o.tsv")]
