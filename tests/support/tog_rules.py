@@ -13,14 +13,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from tests.support.scripted_server import ChatRequest, Rule
-from tests.support.world import ENTITIES, example_facts
+from tests.support.world import ENTITIES, Fact, example_facts
 
 __all__ = [
     "TOG_MARKERS",
-    "ToGFact",
     "candidate_lines",
     "garbage_pruning_rules",
     "question_of",
@@ -64,21 +62,12 @@ _STOP = {
 _QUESTION_WORDS = {"Who", "What", "Which", "Where", "When", "Why", "How", "From", "In", "Did"}
 
 
-@dataclass(frozen=True)
-class ToGFact:
-    """A question the scripted model can answer once `evidence` names are in its context."""
-
-    question: str
-    answer: str
-    evidence: tuple[str, ...]
-
-
-def world_tog_facts() -> list[ToGFact]:
+def world_tog_facts() -> list[Fact]:
     """The example questions, gated on the first world entity named in each answer."""
     facts = []
     for fact in example_facts():
         names = [t.title() for t in ENTITIES if t.title().lower() in fact.answer.lower()]
-        facts.append(ToGFact(fact.question, fact.answer, tuple(names[:1]) or fact.evidence))
+        facts.append(Fact(fact.question, fact.answer, tuple(names[:1]) or fact.evidence))
     return facts
 
 
@@ -129,16 +118,16 @@ def _pruning_reply(key: str, keywords: Iterable[str]):
     return reply
 
 
-def _fact_for(facts: list[ToGFact], request: ChatRequest) -> ToGFact | None:
+def _fact_for(facts: list[Fact], request: ChatRequest) -> Fact | None:
     question = question_of(request).lower()
     return next((f for f in facts if f.question.lower() == question), None)
 
 
-def _has_evidence(fact: ToGFact | None, text: str) -> bool:
+def _has_evidence(fact: Fact | None, text: str) -> bool:
     return fact is not None and all(e.lower() in text.lower() for e in fact.evidence)
 
 
-def _reasoning_reply(facts: list[ToGFact]):
+def _reasoning_reply(facts: list[Fact]):
     def reply(request: ChatRequest) -> str:
         paths = _section(request.last_user, "Knowledge paths:", "Reply with JSON only")
         ok = _has_evidence(_fact_for(facts, request), paths)
@@ -148,7 +137,7 @@ def _reasoning_reply(facts: list[ToGFact]):
     return reply
 
 
-def _answer_reply(facts: list[ToGFact]):
+def _answer_reply(facts: list[Fact]):
     def reply(request: ChatRequest) -> str:
         evidence = _section(request.last_user, "Evidence:", "\nQuestion: ")
         fact = _fact_for(facts, request)
@@ -161,7 +150,7 @@ def _marked(stage: str):
     return lambda r: TOG_MARKERS[stage] in r.prompt
 
 
-def tog_rules(facts: list[ToGFact] | None = None, keywords: Iterable[str] = ()) -> list[Rule]:
+def tog_rules(facts: list[Fact] | None = None, keywords: Iterable[str] = ()) -> list[Rule]:
     """The five ToG stages, answered as described in the module docstring."""
     facts = world_tog_facts() if facts is None else facts
     keywords = tuple(keywords)

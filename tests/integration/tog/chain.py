@@ -10,7 +10,7 @@ from graphrag.config.load_config import load_config
 from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 from tests.support.projects import SETTINGS
-from tests.support.tog_rules import ToGFact
+from tests.support.world import Fact
 
 __all__ = [
     "CHAIN_ENTITIES",
@@ -46,7 +46,7 @@ CHAIN_RELATIONSHIPS: list[tuple[str, str, str, float]] = [
     ("CORVIN HALE", "DUNMERE", "Corvin Hale lives in Dunmere", 5),
 ]
 
-CHAIN_FACT = ToGFact(
+CHAIN_FACT = Fact(
     "Who bought the mill that Alder Voss founded?", "Corvin Hale bought it", ("Corvin Hale",)
 )
 
