@@ -14,12 +14,14 @@ if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag_vectors import VectorStore
 
-__all__ = ["Project", "load_graphrag_config", "load_project"]
+__all__ = ["SETTINGS_FILES", "Project", "load_graphrag_config", "load_project", "settings_file"]
 
 SETTINGS_FILES = ("settings.yaml", "settings.yml", "settings.json")
+"""A graphrag project's settings file names, in the order they are looked for."""
 
 
-def _settings_file(root: Path) -> Path | None:
+def settings_file(root: Path) -> Path | None:
+    """The settings file of the project at `root`, if it has one."""
     return next((root / n for n in SETTINGS_FILES if (root / n).is_file()), None)
 
 
@@ -27,7 +29,7 @@ def load_graphrag_config(root: Path, overrides: dict[str, Any] | None = None) ->
     """graphrag's `load_config`, without its side effect of changing the working directory."""
     from graphrag.config.load_config import load_config
 
-    settings = _settings_file(root)
+    settings = settings_file(root)
     if settings is None:
         raise InputError(f"{root}: no settings.yaml (is this a graphrag project folder?)")
     cwd = Path.cwd()
@@ -47,6 +49,11 @@ class Project:
     root: Path
     config: GraphRagConfig
     _tables: dict[str, pd.DataFrame | None] = field(default_factory=dict, repr=False)
+
+    @property
+    def settings_path(self) -> Path:
+        """The project's settings file."""
+        return settings_file(self.root) or self.root / SETTINGS_FILES[0]
 
     def _reader(self) -> Any:
         from graphrag.data_model.data_reader import DataReader

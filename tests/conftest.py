@@ -34,9 +34,12 @@ def llm_server(_session_server: ScriptedServer) -> Iterator[ScriptedServer]:
     saved = list(_session_server.rules)
     _session_server.clear_log()
     _session_server.delay = 0.0
+    _session_server.faults = None
+    _session_server.injected.clear()
     yield _session_server
     _session_server.rules[:] = saved
     _session_server.delay = 0.0
+    _session_server.faults = None
 
 
 @pytest.fixture(scope="session")

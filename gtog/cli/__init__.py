@@ -1,32 +1,107 @@
-"""The `gtog` command: graphrag's own typer app plus gtog's commands."""
+"""The `gtog` command: graphrag's commands plus gtog's, loaded only when one is run.
+
+`gtog --help` and argument errors must be fast, so the top level is a click group that
+knows every command's name and one-line help without importing anything heavy: graphrag's
+commands (init, index, update, prompt-tune) are loaded from graphrag's typer app, and
+gtog's from their own modules, only when that command runs or shows its own help.
+`gtog.cli.app` is the full typer app (graphrag's, with gtog's commands added).
+"""
 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
-from graphrag.cli.main import app
+import typer
+from typer.core import TyperGroup
 
 import gtog  # noqa: F401  (sets offline defaults before graphrag imports litellm)
 
 __all__ = ["app", "main"]
 
+HELP = (
+    "gtog: GraphRAG with Think-on-Graph search and an evaluation harness. graphrag's own "
+    "commands (init, index, update, prompt-tune, query) work as in graphrag; gtog adds "
+    "Think-on-Graph search (query --method tog), `eval` (every search method on a QA set, "
+    "LLM judges, cost, resume), `qa-eval` and `answer-correctness` (graphrag-eval "
+    "compatible), and `local-model` (an offline CPU model for the demo; --local)."
+)
+
+_GRAPHRAG = "graphrag"
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "init": (_GRAPHRAG, "Generate a default configuration file and the Think-on-Graph prompts."),
+    "index": (_GRAPHRAG, "Build a knowledge graph index."),
+    "update": (_GRAPHRAG, "Update an existing knowledge graph index."),
+    "prompt-tune": (_GRAPHRAG, "Generate custom graphrag prompts with your own data."),
+    "query": ("gtog.cli.query", "Query an index: graphrag's methods or Think-on-Graph (tog)."),
+    "eval": ("gtog.cli.eval", "Evaluate search methods on a QA dataset with LLM judges."),
+    "qa-eval": ("gtog.cli.qa", "Evaluate any QA system's answers (graphrag-eval format)."),
+    "answer-correctness": ("gtog.cli.qa", "Claims-based correctness of answers in a TSV."),
+    "local-model": ("gtog.cli.local", "The offline demo's local model server (gtog[local])."),
+}
+"""Command -> (module that registers it, one-line help shown by `gtog --help`)."""
+
 _EXTENSIONS = ("gtog.cli.eval", "gtog.cli.query", "gtog.cli.init", "gtog.cli.qa", "gtog.cli.local")
 
 
-def _register_all() -> None:
+def _register(target: typer.Typer, name: str) -> None:
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        return
+    module.register(target)
+
+
+def _full_app() -> typer.Typer:
+    from graphrag.cli.main import app as graphrag_app
+
     for name in _EXTENSIONS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.register(app)
+        _register(graphrag_app, name)
+    graphrag_app.info.help = HELP
+    return graphrag_app
 
 
-_register_all()
+_app: typer.Typer | None = None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        global _app
+        if _app is None:
+            _app = _full_app()
+        return _app
+    raise AttributeError(name)
+
+
+class _LazyGroup(TyperGroup):
+    """Lists commands from `_COMMANDS`; builds a command only when it is used."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in _COMMANDS:
+            return None
+        module = _COMMANDS[cmd_name][0]
+        if module == _GRAPHRAG:
+            group = typer.main.get_command(__getattr__("app"))
+        else:
+            own = typer.Typer()
+            _register(own, module)
+            own.command("_placeholder", hidden=True)(lambda: None)  # keeps `own` a group
+            group = typer.main.get_command(own)
+        return group.get_command(ctx, cmd_name)  # type: ignore[attr-defined]
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, text) for name, (_, text) in _COMMANDS.items()])
+
+
+cli = _LazyGroup(name="gtog", help=HELP, rich_markup_mode=None)
 
 
 def main() -> None:
     """Entry point of the `gtog` console script."""
-    app(prog_name="gtog")
+    cli(prog_name="gtog")

@@ -1,21 +1,109 @@
-"""`gtog eval`: run every method on every question, judge, and summarise."""
+"""`gtog eval`: run every method on every question, judge, and summarise.
+
+The terminal shows a progress bar, the summary table and one line per kind of error;
+every detail (tracebacks, retries) goes to `OUTPUT/eval.log`, with API keys masked.
+Exit codes: 0 done; 1 stopped by a fatal error, or every search failed; 2 bad input.
+"""
 
 from __future__ import annotations
 
 import json
-import logging
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gtog.errors import InputError
+if TYPE_CHECKING:
+    from gtog.eval.runner import EvalRun
 
 __all__ = ["eval_command", "register"]
 
 err = Console(stderr=True)
+
+LOG_NAME = "eval.log"
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _print_errors(run: EvalRun) -> None:
+    from gtog.eval.results import error_kinds
+
+    kinds = error_kinds([r for r in run.done if r.method in run.methods])
+    if not kinds:
+        return
+    err.print(f"errors (details in {run.output_dir / LOG_NAME}):", highlight=False)
+    for entry in kinds:
+        ex = entry["example"]
+        err.print(
+            f"  {entry['count']:>4} x {entry['kind']}  e.g. {ex['question_id']} / {ex['method']}: "
+            f"{ex['message'][:100]}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _show_summary(run: EvalRun, summary_path: Path) -> None:
+    from gtog.eval.report import print_summary
+
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    print_summary(summary, run.spec.judge.metrics)
+
+
+def _execute(run: EvalRun, quiet: bool) -> int:
+    """Run with logs captured and a progress bar; write results; return the exit code."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from gtog.errors import FatalRunError
+    from gtog.eval.runner import run_evaluation_async, write_results
+    from gtog.llm import run_sync
+    from gtog.logs import capture_logs
+
+    todo, to_judge = run.todo, run.to_judge
+    judging = f", {len(to_judge)} to re-judge" if to_judge else ""
+    err.print(
+        f"gtog eval: {len(run.items)} questions x {len(run.methods)} methods "
+        f"({', '.join(run.methods)}); {len(todo)} to run{judging}, "
+        f"{len(run.done)} already done -> {run.output_dir}",
+        highlight=False,
+    )
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet,
+    )
+    code = 0
+    with capture_logs(run.output_dir / LOG_NAME, run.redactor):
+        try:
+            with progress:
+                task = progress.add_task("evaluating", total=len(todo) + len(to_judge))
+                run_sync(run_evaluation_async(run, on_record=lambda r: progress.advance(task)))
+        except FatalRunError as exc:
+            err.print(f"[red]stopped:[/red] {exc}", highlight=False, soft_wrap=True)
+            code = 1
+        except KeyboardInterrupt:
+            err.print("interrupted: finished records are in the checkpoint; rerun with --resume")
+            code = 130
+        finally:
+            if run.done:
+                detailed, summary_path = write_results(run)
+    if not run.done:
+        return code or 1
+    _show_summary(run, summary_path)
+    _print_errors(run)
+    err.print(f"wrote {detailed}\nwrote {summary_path}", highlight=False)
+    searched = [r for r in run.done if r.method in run.methods]
+    if code == 0 and searched and all(r.error for r in searched):
+        err.print("[red]every search failed[/red]: see the errors above", highlight=False)
+        code = 1
+    return code
 
 
 def eval_command(
@@ -33,8 +121,9 @@ def eval_command(
         str | None,
         typer.Option("--methods", "-m", help="Comma list of methods, e.g. tog,local,basic."),
     ] = None,
-    imdb_key: Annotated[
-        str | None, typer.Option("--imdb-key", "-k", help="Only these index keys (comma list).")
+    index_key: Annotated[
+        str | None,
+        typer.Option("--index-key", "--imdb-key", "-k", help="Only these index keys (comma list)."),
     ] = None,
     resume: Annotated[
         bool,
@@ -49,13 +138,35 @@ def eval_command(
         typer.Option(
             "--force",
             help="Start over in a folder with results (old files kept as *.bak), or resume "
-            "despite a changed dataset/judge.",
+            "despite a changed spec.",
         ),
     ] = False,
     retry_errors: Annotated[
         bool,
-        typer.Option("--retry-errors", help="With --resume, also rerun pairs whose search failed."),
+        typer.Option(
+            "--retry-errors",
+            help="With --resume, also rerun failed searches and failed judge calls.",
+        ),
     ] = False,
+    rescore: Annotated[
+        bool,
+        typer.Option(
+            "--rescore",
+            help="Re-judge the saved answers of the output folder with the current metrics, "
+            "prompts and judge model; no search is run.",
+        ),
+    ] = False,
+    skip_judges: Annotated[
+        bool,
+        typer.Option("--skip-judges", help="Run the searches only; judge later with --rescore."),
+    ] = False,
+    max_errors: Annotated[
+        str | None,
+        typer.Option(
+            "--max-errors",
+            help="Stop when more searches than this fail: a count (10) or a share (5%).",
+        ),
+    ] = None,
     concurrency: Annotated[
         int | None, typer.Option("--concurrency", "-j", min=1, help="Questions evaluated at once.")
     ] = None,
@@ -77,65 +188,69 @@ def eval_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Evaluate search methods on a QA dataset with LLM judges; writes detailed and summary JSON."""
-    from gtog.eval.report import print_summary
-    from gtog.eval.runner import EvalOptions, prepare, run_evaluation_async, write_results
+    from gtog.errors import InputError
+    from gtog.eval.runner import EvalOptions, prepare
 
-    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
-    logging.getLogger("graphrag").setLevel(logging.ERROR)
     options = EvalOptions(
         root=root,
         config_path=config,
         methods=[methods] if methods else None,
-        index_keys=[imdb_key] if imdb_key else None,
+        index_keys=[index_key] if index_key else None,
         resume=resume,
         force=force,
         retry_errors=retry_errors,
+        rescore=rescore,
+        skip_judges=skip_judges,
         concurrency=concurrency,
         limit=limit,
         output_dir=output,
-        progress=not quiet,
+        max_errors=max_errors,
     )
-    import asyncio
-    from contextlib import ExitStack
-
     with ExitStack() as stack:
+        plan = None
         if local:
-            from gtog.cli.local_support import local_overrides_context
+            from gtog.cli.local_support import plan_local_server
 
-            options.model_overrides = stack.enter_context(local_overrides_context(err))
+            plan = plan_local_server()
+            options.model_overrides = plan.overrides
         try:
             run = prepare(options)
         except InputError as exc:
-            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-        todo = run.todo
-        err.print(
-            f"gtog eval: {len(run.items)} questions x {len(run.methods)} methods "
-            f"({', '.join(run.methods)}); {len(todo)} to run, {len(run.done)} already done"
-            f" -> {run.output_dir}",
-            highlight=False,
-        )
-        progress = Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            disable=quiet,
-        )
-        try:
-            with progress:
-                task = progress.add_task("evaluating", total=len(todo))
-                asyncio.run(run_evaluation_async(run, on_record=lambda r: progress.advance(task)))
-        except KeyboardInterrupt:
-            err.print("interrupted: finished records are in the checkpoint; rerun with --resume")
-            if run.done:
+            raise _fail(str(exc), 2) from None
+        stack.callback(run.close)
+        if run.mode == "complete":
+            from gtog.eval.log import SUMMARY_NAME
+            from gtog.eval.runner import write_results
+
+            if not (run.output_dir / SUMMARY_NAME).is_file():
                 write_results(run)
-            raise typer.Exit(130) from None
-        detailed, summary_path = write_results(run)
-    summary = json.loads(summary_path.read_text())
-    print_summary(summary, run.config.metrics)
-    err.print(f"wrote {detailed}\nwrote {summary_path}", highlight=False)
+            err.print(
+                f"gtog eval: nothing to run: all {len(run.done)} (question, method) pairs in "
+                f"{run.output_dir} are done with this spec; showing the saved results "
+                "(0 LLM calls; --force starts over)",
+                highlight=False,
+                soft_wrap=True,
+            )
+            _show_summary(run, run.output_dir / SUMMARY_NAME)
+            return
+        if plan is not None:
+            stack.enter_context(plan.running(err))
+        else:
+            from gtog.search.preflight import check_reachable, endpoints_of
+
+            try:
+                check_reachable(
+                    [
+                        e
+                        for p in run.projects.values()
+                        for e in endpoints_of(p.config, p.settings_path)
+                    ]
+                )
+            except InputError as exc:
+                raise _fail(str(exc), 2) from None
+        code = _execute(run, quiet)
+    if code:
+        raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

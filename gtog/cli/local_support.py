@@ -1,35 +1,69 @@
-"""`--local` for gtog commands: run the bundled local model server for one command."""
+"""`--local` for gtog commands: plan the bundled local model server, validate, then start it.
+
+The port is chosen first so that every input can be validated against the final model
+addresses before the server (8-12 s to start) is launched.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import socket
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 
-__all__ = ["local_overrides_context"]
+__all__ = ["LocalPlan", "plan_local_server"]
 
 
-@contextmanager
-def local_overrides_context(console: Console) -> Iterator[Callable[[Path], dict[str, Any]]]:
-    """Start the local model server; yield project root -> graphrag config overrides."""
-    from gtog.local import (
-        LocalExtraMissingError,
-        LocalServerError,
-        WeightsError,
-        local_model_overrides,
-        running_local_server,
-    )
+@dataclass(frozen=True)
+class LocalPlan:
+    """Where the local server will listen; overrides for each project point there."""
 
-    stack = ExitStack()
-    try:
-        info = stack.enter_context(running_local_server())
-    except (LocalExtraMissingError, WeightsError, LocalServerError) as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
-    with stack:
-        console.print(f"local model server at {info.base_url}", highlight=False)
-        yield lambda root: local_model_overrides(info.base_url, root)
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-style base URL the server will have."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def overrides(self, root: Path) -> dict[str, Any]:
+        """graphrag config overrides that point the project at `root` to the server."""
+        from gtog.local import local_model_overrides
+
+        return local_model_overrides(self.base_url, root)
+
+    @contextmanager
+    def running(self, console: Console) -> Iterator[None]:
+        """Start the server on the planned port for the `with` block (exit 2 if it cannot).
+
+        The `gtog[local]` extra and its weights are checked here, after the command has
+        validated its own input, so a typo is reported before anything slow happens.
+        """
+        from gtog.local import (
+            LocalExtraMissingError,
+            LocalServerError,
+            WeightsError,
+            running_local_server,
+        )
+
+        stack = ExitStack()
+        try:
+            info = stack.enter_context(running_local_server(port=self.port))
+        except (LocalExtraMissingError, WeightsError, LocalServerError) as exc:
+            console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        with stack:
+            console.print(f"local model server at {info.base_url}", highlight=False)
+            yield
+
+
+def plan_local_server() -> LocalPlan:
+    """Reserve a free port on 127.0.0.1 for the local server (started later by `running`)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return LocalPlan(port)

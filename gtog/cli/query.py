@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from enum import StrEnum
 from pathlib import Path
@@ -10,7 +9,10 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["QueryMethod", "register", "run_tog_query"]
+__all__ = ["QueryMethod", "register"]
+
+GTOG_ENGINES = ("tog", "local", "basic")
+"""Methods answered by gtog's search layer (all of them with --local)."""
 
 
 _HERE = Path(".")
@@ -35,57 +37,59 @@ def _in_cwd(fn: Any, **kwargs: Any) -> Any:
         os.chdir(cwd)
 
 
-async def _read_tables(config: Any, names: list[str]) -> dict[str, Any]:
-    from graphrag.data_model.data_reader import DataReader
-    from graphrag_storage import create_storage
-    from graphrag_storage.tables.table_provider_factory import create_table_provider
-
-    provider = create_table_provider(
-        config.table_provider, storage=create_storage(config.output_storage)
-    )
-    reader = DataReader(provider)
-    tables: dict[str, Any] = {}
-    for name in names:
-        tables[name] = await getattr(reader, name)() if await provider.has(name) else None
-    return tables
-
-
-def run_tog_query(
-    root: Path, query: str, *, data: Path | None, response_type: str | None, verbose: bool
+def _engine_query(
+    root: Path,
+    method: str,
+    query: str,
+    *,
+    data: Path | None,
+    response_type: str | None,
+    community_level: int,
+    verbose: bool,
+    overrides: dict[str, Any] | None = None,
 ) -> str:
-    """Answer `query` with ToG over the project at `root`; print it (and, verbose, the paths)."""
-    from graphrag.config.load_config import load_config
+    """Answer `query` with gtog's search layer (tog, and local/basic with --local); print it."""
+    from gtog.llm import run_sync
+    from gtog.project import load_project
+    from gtog.search import build_engine, run_search
 
-    from gtog.tog.api import tog_search
-    from gtog.tog.settings import load_tog_settings
+    merged = dict(overrides or {})
+    if data is not None:
+        merged["output_storage"] = {**merged.get("output_storage", {}), "base_dir": str(data)}
+    project = load_project(root, merged or None)
+    options: dict[str, Any] = {"community_level": community_level}
+    if response_type:
+        options["response_type"] = response_type
+    elif method != "tog":
+        options["response_type"] = "Single Paragraph"
 
-    overrides = {"output_storage": {"base_dir": str(data)}} if data else {}
-    config = _in_cwd(load_config, root_dir=root, cli_overrides=overrides)
-    settings = load_tog_settings(root, {"response_type": response_type} if response_type else {})
-    cwd = os.getcwd()
-    try:
-        os.chdir(root)
-        tables = asyncio.run(_read_tables(config, ["entities", "relationships", "text_units"]))
-        response, context = asyncio.run(
-            tog_search(
-                config,
-                tables["entities"],
-                tables["relationships"],
-                tables["text_units"],
-                query,
-                settings=settings,
-                root=root,
-                verbose=verbose,
-            )
-        )
-    finally:
-        os.chdir(cwd)
-    print(response)
+    async def answer() -> Any:
+        engine = await build_engine(method, project, options)
+        return await run_search(engine, query)
+
+    outcome = run_sync(answer())
+    result = outcome.result
+    print(result.response)
     if verbose:
+        _print_usage(method, result)
+    return str(result.response)
+
+
+def _print_usage(method: str, result: Any) -> None:
+    context = result.context_data if isinstance(result.context_data, dict) else {}
+    if method == "tog" and "status" in context:
         _print_tog_status(context)
-        for row in context["usage"].itertuples(index=False):
-            _print_stage(row.stage, row.llm_calls, row.prompt_tokens, row.output_tokens)
-    return response
+    else:
+        print(f"\n-- LLM calls {result.llm_calls}:")
+    calls = result.llm_calls_categories or {}
+    for stage in calls:
+        _print_stage(
+            stage,
+            calls[stage],
+            (result.prompt_tokens_categories or {}).get(stage, 0),
+            (result.output_tokens_categories or {}).get(stage, 0),
+        )
+    print(f"-- {result.completion_time:.1f} s")
 
 
 def _print_tog_status(context: dict[str, Any]) -> None:
@@ -122,8 +126,11 @@ def _query(
         ),
     ] = _HERE,
     method: Annotated[
-        QueryMethod, typer.Option("--method", "-m", help="The query algorithm to use.")
-    ] = QueryMethod.GLOBAL,
+        QueryMethod | None,
+        typer.Option(
+            "--method", "-m", help="The query algorithm (default: global; with --local: local)."
+        ),
+    ] = None,
     verbose: Annotated[
         bool,
         typer.Option(
@@ -176,108 +183,114 @@ def _query(
     ] = False,
 ) -> None:
     """Query a knowledge graph index (graphrag's methods, or Think-on-Graph)."""
-    from graphrag.cli import query as gq
-
-    from gtog.errors import InputError
-
-    if local:
-        try:
-            _local_query(root, method.value, query, response_type, community_level, verbose)
-        except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
-        return
-
-    rtype = response_type or "Multiple Paragraphs"
-    common: dict[str, Any] = {"data_dir": data, "root_dir": root, "query": query}
-    match method:
-        case QueryMethod.TOG:
-            try:
-                run_tog_query(root, query, data=data, response_type=response_type, verbose=verbose)
-            except InputError as exc:
-                typer.echo(f"error: {exc}", err=True)
-                raise typer.Exit(2) from None
-        case QueryMethod.LOCAL:
-            _in_cwd(
-                gq.run_local_search,
-                community_level=community_level,
-                response_type=rtype,
-                streaming=streaming,
-                verbose=verbose,
-                **common,
-            )
-        case QueryMethod.GLOBAL:
-            _in_cwd(
-                gq.run_global_search,
-                community_level=community_level,
-                dynamic_community_selection=dynamic_community_selection,
-                response_type=rtype,
-                streaming=streaming,
-                verbose=verbose,
-                **common,
-            )
-        case QueryMethod.DRIFT:
-            _in_cwd(
-                gq.run_drift_search,
-                community_level=community_level,
-                response_type=rtype,
-                streaming=streaming,
-                verbose=verbose,
-                **common,
-            )
-        case QueryMethod.BASIC:
-            # graphrag 3.3's non-streaming BasicSearch returns "", its streaming path works
-            _in_cwd(
-                gq.run_basic_search, response_type=rtype, streaming=True, verbose=verbose, **common
-            )
-
-
-def _local_query(
-    root: Path,
-    method: str,
-    query: str,
-    response_type: str | None,
-    community_level: int,
-    verbose: bool = False,
-) -> None:
-    """Answer one query with gtog's engines, every model pointed at the local server."""
     from rich.console import Console
 
-    from gtog.cli.local_support import local_overrides_context
-    from gtog.errors import InputError
-    from gtog.eval.engines import METHODS, build_engine, run_search
-    from gtog.project import load_project
+    from gtog.errors import FatalRunError, InputError
+    from gtog.search import SearchFailed
 
-    if method not in METHODS:
-        raise InputError(f"--local: method {method!r} is not supported (use {', '.join(METHODS)})")
-    options = {
-        "response_type": response_type or "Single Paragraph",
-        "community_level": community_level,
-    }
-
-    async def answer(project: Any) -> Any:
-        engine = await build_engine(method, project, options)
-        return await run_search(engine, query)
-
-    with local_overrides_context(Console(stderr=True)) as overrides:
-        project = load_project(root, overrides(root))
-        result = asyncio.run(answer(project))
-    print(result.response)
-    if verbose:
-        context = result.context_data if isinstance(result.context_data, dict) else {}
-        if method == "tog" and "status" in context:
-            _print_tog_status(context)
-        else:
-            print(f"\n-- LLM calls {result.llm_calls}:")
-        calls = result.llm_calls_categories or {}
-        for stage in calls:
-            _print_stage(
-                stage,
-                calls[stage],
-                (result.prompt_tokens_categories or {}).get(stage, 0),
-                (result.output_tokens_categories or {}).get(stage, 0),
+    err = Console(stderr=True)
+    chosen = method.value if method is not None else None
+    if chosen is None:
+        chosen = "local" if local else "global"
+        if local:
+            err.print(
+                "--local: no --method given, using local (--local supports tog, local, basic)"
             )
-        print(f"-- {result.completion_time:.1f} s")
+    if local and chosen not in GTOG_ENGINES:
+        err.print(
+            f"[red]error:[/red] --method {chosen}: not supported with --local "
+            f"(use {', '.join(GTOG_ENGINES)})",
+            highlight=False,
+        )
+        raise typer.Exit(2)
+    try:
+        if local:
+            from gtog.cli.local_support import plan_local_server
+            from gtog.project import load_project
+
+            plan = plan_local_server()
+            load_project(root, plan.overrides(root))  # validate before the server starts
+            with plan.running(err):
+                _engine_query(
+                    root,
+                    chosen,
+                    query,
+                    data=data,
+                    response_type=response_type,
+                    community_level=community_level,
+                    verbose=verbose,
+                    overrides=plan.overrides(root),
+                )
+            return
+        _preflight(root)
+        if chosen == "tog":
+            _engine_query(
+                root,
+                chosen,
+                query,
+                data=data,
+                response_type=response_type,
+                community_level=community_level,
+                verbose=verbose,
+            )
+            return
+        _graphrag_query(
+            chosen,
+            query,
+            root=root,
+            data=data,
+            community_level=community_level,
+            dynamic_community_selection=dynamic_community_selection,
+            response_type=response_type,
+            streaming=streaming,
+            verbose=verbose,
+        )
+    except InputError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except (FatalRunError, SearchFailed) as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
+def _preflight(root: Path) -> None:
+    """One line naming the model whose server cannot be reached, instead of a traceback."""
+    from gtog.project import load_graphrag_config, settings_file
+    from gtog.search.preflight import check_reachable, endpoints_of
+
+    settings = settings_file(root) or root
+    check_reachable(endpoints_of(load_graphrag_config(root), settings))
+
+
+def _graphrag_query(method: str, query: str, **kw: Any) -> None:
+    """graphrag's own query commands, unchanged (working directory restored after)."""
+    from graphrag.cli import query as gq
+
+    rtype = kw["response_type"] or "Multiple Paragraphs"
+    common: dict[str, Any] = {
+        "data_dir": kw["data"],
+        "root_dir": kw["root"],
+        "query": query,
+        "verbose": kw["verbose"],
+        "response_type": rtype,
+    }
+    level = {"community_level": kw["community_level"]}
+    match method:
+        case "local":
+            _in_cwd(gq.run_local_search, streaming=kw["streaming"], **level, **common)
+        case "global":
+            _in_cwd(
+                gq.run_global_search,
+                dynamic_community_selection=kw["dynamic_community_selection"],
+                streaming=kw["streaming"],
+                **level,
+                **common,
+            )
+        case "drift":
+            _in_cwd(gq.run_drift_search, streaming=kw["streaming"], **level, **common)
+        case "basic":
+            # graphrag 3.3's non-streaming BasicSearch returns "", its streaming path works
+            _in_cwd(gq.run_basic_search, streaming=True, **common)
 
 
 def register(app: typer.Typer) -> None:

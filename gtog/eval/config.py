@@ -17,6 +17,7 @@ __all__ = [
     "EvalConfig",
     "JudgeConfig",
     "OutputConfig",
+    "TimeoutsConfig",
     "load_eval_config",
 ]
 
@@ -56,6 +57,13 @@ class JudgeConfig(_Strict):
     """A folder with <metric>.txt prompt files replacing the built-in ones."""
 
 
+class TimeoutsConfig(_Strict):
+    """Upper bounds in seconds; a search or judge call past its bound is that item's error."""
+
+    search: float = Field(default=600.0, gt=0)
+    judge: float = Field(default=180.0, gt=0)
+
+
 class EvalConfig(_Strict):
     """The whole evaluation config."""
 
@@ -69,6 +77,7 @@ class EvalConfig(_Strict):
     tog_search: dict[str, Any] = Field(default_factory=dict)
     """Overrides for ToG settings (width, depth, ...) on top of each index's settings.yaml."""
     response_type: str = "Single Paragraph"
+    timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
 
     @field_validator("metrics")
     @classmethod

@@ -1,32 +1,34 @@
 """LLM-as-judge metrics: correctness, faithfulness, relevance, completeness.
 
-Each judge renders its prompt, asks the model for `{"score": 0|1, "reason": ...}`, parses
-the reply robustly (code fences, JSON repair, a `"score": n` pattern) and asks once more
-if the reply still cannot be read. A judge that fails records an error, never a score.
+Each judge renders its prompt and asks for `{"score": 0|1, "reason": ...}` through the
+shared structured-reply helper (`gtog.llm.ask_json`): a verdict counts only when the reply
+states a score of exactly 0 or 1 (an echoed `"score": 0 or 1` is no verdict); an
+unusable reply is asked once more, then recorded as that metric's error. A judge that
+fails records an error ("unscored"), never a score.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-import json
-import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-import json_repair
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
-from gtog.errors import InputError
+from gtog.errors import InputError, describe_exception
 from gtog.eval.config import ALL_METRICS
-from gtog.llm import ChatModel, UsageTally
+from gtog.llm import ChatModel, ask_json, fatal_reason, parse_json_reply
+from gtog.prompts import placeholders, render_prompt
 
 __all__ = [
     "FIELDS",
     "JudgeParseError",
     "Judgement",
     "PromptSet",
+    "Verdict",
     "judge",
     "load_prompts",
     "parse_verdict",
@@ -43,7 +45,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 
 
 class Judgement(BaseModel):
-    """One judge's verdict on one answer (score or error, never both)."""
+    """One metric's verdict on one answer: a score, or an error (unscored), never both."""
 
     score: int | float | None = None
     """0/1 from an LLM judge; a fraction in [0, 1] from a lexical metric."""
@@ -52,10 +54,44 @@ class Judgement(BaseModel):
     llm_calls: int = 0
     prompt_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def unscored(cls, why: str, **usage: Any) -> Judgement:
+        """No score, and why (the error counted for this metric)."""
+        return cls(error=why, **usage)
+
+    @property
+    def scored(self) -> bool:
+        """True when this judgement holds a score."""
+        return self.score is not None
+
+
+class Verdict(BaseModel):
+    """A judge reply: an explicit score of 0 or 1 and a reason."""
+
+    score: Literal[0, 1]
+    reason: str | None = None
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _exact(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("score must be 0 or 1, not a boolean")
+        if isinstance(value, str) and value.strip() in ("0", "1"):
+            return int(value.strip())
+        if isinstance(value, float) and value in (0.0, 1.0):
+            return int(value)
+        return value
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return None if value is None else str(value)
 
 
 class JudgeParseError(ValueError):
-    """A judge reply without a usable 0/1 score."""
+    """A judge reply without an explicit 0/1 score."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +117,7 @@ def load_prompts(prompts_dir: Path | None = None) -> PromptSet:
         custom = prompts_dir / f"{metric}.txt" if prompts_dir else None
         if custom is not None and custom.is_file():
             text = custom.read_text(encoding="utf-8")
-            missing = [f for f in FIELDS[metric] if "{" + f + "}" not in text]
+            missing = [f for f in FIELDS[metric] if f not in placeholders(text)]
             if missing:
                 raise InputError(f"{custom}: prompt lacks placeholder {{{missing[0]}}}")
         else:
@@ -91,42 +127,16 @@ def load_prompts(prompts_dir: Path | None = None) -> PromptSet:
 
 
 def render(template: str, **values: str) -> str:
-    """Fill `{name}` placeholders only (the JSON braces in the prompt stay as they are)."""
-    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
-
-
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
-
-
-def _score_of(value: Any) -> int:
-    if isinstance(value, bool):
-        raise JudgeParseError(f"score must be 0 or 1, got {value!r}")
-    if isinstance(value, int | float) and value in (0, 1):
-        return int(value)
-    if isinstance(value, str) and value.strip() in ("0", "1"):
-        return int(value.strip())
-    raise JudgeParseError(f"score must be 0 or 1, got {value!r}")
+    """Fill `{name}` placeholders (gtog's one renderer; JSON braces stay as they are)."""
+    return render_prompt(template, values)
 
 
 def parse_verdict(text: str) -> tuple[int, str | None]:
-    """`(score, reason)` from a judge reply; JudgeParseError if there is no 0/1 score."""
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    for candidate in candidates:
-        start, end = candidate.find("{"), candidate.rfind("}")
-        if start == -1:
-            continue
-        snippet = candidate[start : end + 1] if end > start else candidate[start:]
-        try:
-            data = json.loads(snippet)
-        except json.JSONDecodeError:
-            data = json_repair.loads(snippet)
-        if isinstance(data, dict) and "score" in data:
-            reason = data.get("reason")
-            return _score_of(data["score"]), str(reason) if reason is not None else None
-    m = re.search(r'"?score"?\s*[:=]\s*"?([01])\b', text, re.I)
-    if m:
-        return int(m.group(1)), None
-    raise JudgeParseError(f"no score in judge reply: {text[:120]!r}")
+    """`(score, reason)` from a judge reply; JudgeParseError if it states no 0/1 score."""
+    verdict, why = parse_json_reply(text, Verdict)
+    if verdict is None:
+        raise JudgeParseError(why or "no score")
+    return verdict.score, verdict.reason
 
 
 async def judge(
@@ -139,30 +149,44 @@ async def judge(
     max_tokens: int = 300,
     json_mode: bool = True,
     attempts: int = 2,
-    tally: UsageTally | None = None,
+    timeout: float | None = None,
 ) -> Judgement:
-    """Run one judge; a reply that cannot be parsed is asked again once, then an error."""
-    prompt = render(prompts.templates[metric], **values)
-    verdict = Judgement()
-    last_error = "no attempt"
-    for _ in range(max(1, attempts)):
-        try:
-            reply = await model.chat(
-                prompt, temperature=temperature, max_tokens=max_tokens, json_mode=json_mode
-            )
-        except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            verdict.error = f"{type(exc).__name__}: {first}"[:500]
-            return verdict
-        verdict.llm_calls += 1
-        verdict.prompt_tokens += reply.prompt_tokens
-        verdict.output_tokens += reply.output_tokens
-        if tally is not None:
-            tally.add(metric, reply)
-        try:
-            verdict.score, verdict.reason = parse_verdict(reply.text)
-            return verdict
-        except JudgeParseError as exc:
-            last_error = str(exc)
-    verdict.error = f"unparseable judge reply: {last_error}"[:500]
-    return verdict
+    """Run one judge; an unusable reply is asked again once, then the metric is unscored.
+
+    A fatal provider error (401/403/404) is raised so the run can stop; any other failure,
+    including `timeout` seconds passing, is this metric's error.
+    """
+    prompt = render_prompt(prompts.templates[metric], values)
+    try:
+        reply = await asyncio.wait_for(
+            ask_json(
+                model,
+                prompt,
+                Verdict,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                structured=json_mode,
+                attempts=attempts,
+                category=metric,
+            ),
+            timeout,
+        )
+    except TimeoutError:
+        return Judgement.unscored(f"timed out after {timeout:g} s")
+    except Exception as exc:
+        if fatal_reason(exc) is not None:
+            raise
+        return Judgement.unscored(describe_exception(exc))
+    costs = [r.cost_usd for r in reply.replies]
+    usage: dict[str, Any] = {
+        "llm_calls": len(reply.replies),
+        "prompt_tokens": sum(r.prompt_tokens for r in reply.replies),
+        "output_tokens": sum(r.output_tokens for r in reply.replies),
+        "cost_usd": None if None in costs else sum(c for c in costs if c is not None),
+    }
+    if reply.value is None:
+        why = (reply.error or "").removeprefix("unusable reply: ")
+        return Judgement.unscored(
+            f"unparseable judge reply (no explicit 0/1 score): {why}", **usage
+        )
+    return Judgement(score=reply.value.score, reason=reply.value.reason, **usage)

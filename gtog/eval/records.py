@@ -6,11 +6,11 @@ from pydantic import BaseModel, Field
 
 from gtog.eval.judges import Judgement
 
-__all__ = ["Efficiency", "MethodRecord", "RunFingerprint"]
+__all__ = ["Efficiency", "MethodRecord"]
 
 
 class Efficiency(BaseModel):
-    """Cost of one search (judging excluded)."""
+    """Cost of one search (judging excluded); for a failed search, what it spent before."""
 
     latency: float
     llm_calls: int
@@ -19,6 +19,8 @@ class Efficiency(BaseModel):
     llm_calls_categories: dict[str, int] = Field(default_factory=dict)
     prompt_tokens_categories: dict[str, int] = Field(default_factory=dict)
     output_tokens_categories: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float | None = None
+    """USD from LiteLLM's price map; None when a model has no known price."""
 
 
 class MethodRecord(BaseModel):
@@ -32,10 +34,14 @@ class MethodRecord(BaseModel):
     response: str | None = None
     error: str | None = None
     """Why the search failed (then there is no response and no judgement)."""
+    error_kind: str | None = None
+    """A short class of `error` (`timeout`, `engine`, `internal`, or the exception type)."""
     context_text: str | None = None
     sources: list[dict[str, str]] | None = None
-    """Text units the answer's context used (`id`, `text`), when intermediates are kept."""
+    """Text units the answer's context used (`id`, `text`); None when none were recorded."""
     judgements: dict[str, Judgement] = Field(default_factory=dict)
+    judged_with: str | None = None
+    """The judge spec hash the judgements were made with (None: not judged yet)."""
     efficiency: Efficiency | None = None
 
     @property
@@ -43,15 +49,11 @@ class MethodRecord(BaseModel):
         """(question id, method): what a checkpoint counts as done."""
         return (self.qid, self.method)
 
-    def scores(self) -> dict[str, int | None]:
-        """metric -> 0/1, or None where the judge failed."""
+    def scores(self) -> dict[str, int | float | None]:
+        """metric -> score, or None where the metric is unscored."""
         return {m: j.score for m, j in self.judgements.items()}
 
-
-class RunFingerprint(BaseModel):
-    """What must match for a checkpoint to be resumed."""
-
-    dataset: str
-    judge_models: dict[str, str]
-    prompts: str
-    metrics: list[str]
+    @property
+    def judge_failed(self) -> bool:
+        """True when some metric of this record has an error."""
+        return any(j.error for j in self.judgements.values())

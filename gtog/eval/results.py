@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
+from gtog.eval.log import DETAILED_NAME, SUMMARY_NAME
 from gtog.eval.records import MethodRecord
+from gtog.files import write_json_atomic
 
 __all__ = [
     "DETAILED_NAME",
     "QA_DIR",
     "SUMMARY_NAME",
     "detailed_results",
+    "error_kinds",
     "group_summary",
     "qa_reference",
     "qa_responses",
@@ -23,8 +22,6 @@ __all__ = [
     "write_json_atomic",
 ]
 
-DETAILED_NAME = "eval_results_detailed.json"
-SUMMARY_NAME = "eval_results_summary.json"
 QA_DIR = "qa"
 
 
@@ -61,20 +58,28 @@ def group_summary(records: Iterable[MethodRecord], metrics: list[str]) -> dict[s
 
 
 def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
-    """Average search cost over successful searches."""
+    """Search cost: averages over successful searches, totals over every search.
+
+    A failed search still spent calls and tokens before it failed; they are in the
+    totals (`failed_llm_calls` says how many), so totals are never understated.
+    """
+    records = list(records)
+    spent = [r.efficiency for r in records if r.efficiency is not None]
     effs = [r.efficiency for r in records if r.error is None and r.efficiency is not None]
 
     def avg(attr: str) -> float | None:
         return _mean([float(getattr(e, attr)) for e in effs])
 
+    failed = [r.efficiency for r in records if r.error is not None and r.efficiency]
     return {
         "avg_latency": avg("latency"),
         "avg_llm_calls": avg("llm_calls"),
         "avg_prompt_tokens": avg("prompt_tokens"),
         "avg_output_tokens": avg("output_tokens"),
-        "total_llm_calls": sum(e.llm_calls for e in effs),
-        "total_prompt_tokens": sum(e.prompt_tokens for e in effs),
-        "total_output_tokens": sum(e.output_tokens for e in effs),
+        "total_llm_calls": sum(e.llm_calls for e in spent),
+        "total_prompt_tokens": sum(e.prompt_tokens for e in spent),
+        "total_output_tokens": sum(e.output_tokens for e in spent),
+        "failed_llm_calls": sum(e.llm_calls for e in failed),
         "n": len(effs),
     }
 
@@ -87,6 +92,37 @@ def judge_usage(records: Iterable[MethodRecord]) -> dict[str, int]:
         "prompt_tokens": sum(j.prompt_tokens for j in js),
         "output_tokens": sum(j.output_tokens for j in js),
     }
+
+
+def error_kinds(records: Iterable[MethodRecord]) -> list[dict[str, Any]]:
+    """One entry per kind of failure: `{kind, count, example}` (most frequent first).
+
+    Kinds are `search: <class>` for failed searches and `judge <metric>: <class>` for
+    unscored metrics; `example` names one (question, method) and its message.
+    """
+    kinds: dict[str, dict[str, Any]] = {}
+
+    def add(kind: str, r: MethodRecord, message: str) -> None:
+        entry = kinds.setdefault(kind, {"kind": kind, "count": 0, "example": None})
+        entry["count"] += 1
+        if entry["example"] is None:
+            entry["example"] = {"question_id": r.qid, "method": r.method, "message": message}
+
+    for r in records:
+        if r.error:
+            add(f"search: {r.error_kind or r.error.split(':', 1)[0]}", r, r.error)
+        for metric, j in r.judgements.items():
+            if j.error:
+                add(f"judge {metric}: {_error_class(j.error)}", r, j.error)
+    return sorted(kinds.values(), key=lambda e: (-e["count"], e["kind"]))
+
+
+def _error_class(message: str) -> str:
+    if message.startswith("unparseable"):
+        return "unparseable reply"
+    if message.startswith("timed out"):
+        return "timeout"
+    return message.split(":", 1)[0][:60]
 
 
 def _ordered(records: Iterable[MethodRecord], methods: list[str]) -> list[MethodRecord]:
@@ -124,10 +160,16 @@ def _method_entry(r: MethodRecord, keep_intermediate: bool) -> dict[str, Any]:
         "scores": r.scores(),
         "reasons": {m: j.reason for m, j in r.judgements.items()},
         "efficiency": r.efficiency.model_dump() if r.efficiency else None,
+        "judge_usage": {
+            m: j.model_dump(include={"llm_calls", "prompt_tokens", "output_tokens", "cost_usd"})
+            for m, j in r.judgements.items()
+        },
+        "judged_with": r.judged_with,
     }
     judge_errors = {m: j.error for m, j in r.judgements.items() if j.error}
     if r.error:
         entry["error"] = r.error
+        entry["error_kind"] = r.error_kind
     if judge_errors:
         entry["judge_errors"] = judge_errors
     if keep_intermediate:
@@ -150,6 +192,7 @@ def detailed_results(
             r.qid,
             {
                 "question_id": r.qid,
+                "index_key": r.index_key,
                 "imdb_key": r.index_key,
                 "question": r.question,
                 "ground_truth": r.reference,
@@ -192,27 +235,8 @@ def qa_responses(records: Iterable[MethodRecord], method: str) -> list[dict[str,
                 input_tokens=eff.prompt_tokens if eff else 0,
                 output_tokens=eff.output_tokens if eff else 0,
                 elapsed_sec=eff.latency if eff else 0.0,
-                retrieved=r.sources or [],
+                retrieved=r.sources,
                 query=r.question,
             )
         )
     return out
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temp file beside `path`, then rename it over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, ensure_ascii=False, default=str)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

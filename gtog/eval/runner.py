@@ -1,47 +1,84 @@
 """The evaluation run: dataset -> method engine -> judges -> record -> checkpoint -> results.
 
-Every (question, method) is isolated: a failed search or judge becomes an error in that
-record and the run goes on. Each finished record is appended to the checkpoint at once,
-so `resume=True` runs only what is missing.
+Every (question, method) is isolated: a failed search, a judge that gives no verdict, a
+timeout or an unexpected exception becomes an error in that record and the run goes on.
+Each finished record is appended to the checkpoint at once, so `resume=True` runs only
+what is missing. What no later item can escape (a refused key, an unknown model, every
+item failing the same way from the start, the error budget spent) stops the run with a
+`FatalRunError`; the checkpoint stays valid for `--resume` after the fix.
+
+`prepare()` validates everything before any model is called; `run_evaluation_async()`
+does the work; `write_results()` writes the detailed and summary JSON and the qa/ files.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import time
+import importlib.metadata
+import logging
+import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gtog.errors import InputError
-from gtog.eval.checkpoint import (
-    CHECKPOINT_NAME,
-    Checkpoint,
-    fingerprint_mismatch,
-    read_checkpoint,
-)
+import gtog
+from gtog.errors import FatalRunError, InputError, describe_exception
+from gtog.eval.checkpoint import Checkpoint, read_checkpoint
 from gtog.eval.config import EvalConfig, load_eval_config
 from gtog.eval.dataset import QAItem, dataset_fingerprint, load_dataset
-from gtog.eval.engines import METHODS, SearchEngine, build_engine, retrieved_sources, run_search
 from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge, load_prompts
 from gtog.eval.lexical import LEXICAL_METRICS
-from gtog.eval.records import Efficiency, MethodRecord, RunFingerprint
-from gtog.eval.results import (
+from gtog.eval.lock import OutputLock
+from gtog.eval.log import (
+    CHECKPOINT_NAME,
     DETAILED_NAME,
-    QA_DIR,
     SUMMARY_NAME,
+    DatasetSpec,
+    EvalSpec,
+    JudgeSpec,
+    judge_changes,
+    search_changes,
+    spec_changes,
+    stable_hash,
+)
+from gtog.eval.records import Efficiency, MethodRecord
+from gtog.eval.results import (
+    QA_DIR,
     detailed_results,
+    error_kinds,
     qa_reference,
     qa_responses,
     summarize,
-    write_json_atomic,
 )
-from gtog.llm import ChatModel, chat_model_from_config
+from gtog.files import write_json_atomic
+from gtog.llm import ChatModel, chat_model_from_config, fatal_reason, run_sync
 from gtog.project import Project, load_project
+from gtog.redact import Redactor
+from gtog.search import (
+    METHODS,
+    SearchEngine,
+    SearchFailed,
+    build_engine,
+    retrieved_sources,
+    run_search,
+)
 
-__all__ = ["EvalOptions", "EvalRun", "prepare", "run_evaluation", "run_evaluation_async"]
+__all__ = [
+    "EvalOptions",
+    "EvalRun",
+    "prepare",
+    "run_evaluation",
+    "run_evaluation_async",
+    "write_results",
+]
+
+logger = logging.getLogger(__name__)
+
+EARLY_FAILURES = 5
+"""Stop when this many first finished pairs all failed the same way and none succeeded."""
 
 
 @dataclass
@@ -55,10 +92,15 @@ class EvalOptions:
     resume: bool = False
     force: bool = False
     retry_errors: bool = False
+    rescore: bool = False
+    """Re-judge the saved answers of the output folder; no search is run."""
+    skip_judges: bool = False
+    """Run the searches only (answers, efficiency, sources); judge later with `rescore`."""
     concurrency: int | None = None
     limit: int | None = None
     output_dir: Path | None = None
-    progress: bool = True
+    max_errors: str | None = None
+    """Error budget: a count (`10`) or a share of the pairs (`5%`); past it the run stops."""
     model_overrides: Callable[[Path], dict[str, Any]] | None = None
     """graphrag config overrides per index folder (e.g. to use the local model server)."""
 
@@ -76,18 +118,52 @@ class EvalRun:
     judges: dict[str, ChatModel]
     prompts: PromptSet
     output_dir: Path
-    fingerprint: RunFingerprint
+    spec: EvalSpec
+    redactor: Redactor
     done: list[MethodRecord] = field(default_factory=list)
     intact_bytes: int = 0
-    secrets: list[str] = field(default_factory=list)
+    mode: str = "new"
+    """`new`, `resume`, `rescore`, or `complete` (a finished run of the same spec)."""
+    lock: OutputLock | None = None
+    stopped: str | None = None
+    """Why the run stopped early (a fatal error), if it did."""
 
     @property
     def todo(self) -> list[tuple[QAItem, str]]:
-        """(question, method) pairs without a record yet."""
+        """(question, method) pairs to search: no record yet, or (retry_errors) a failed one."""
+        if self.mode == "rescore":
+            return []
         finished = {
             r.key for r in self.done if not (self.options.retry_errors and r.error is not None)
         }
         return [(q, m) for q in self.items for m in self.methods if (q.qid, m) not in finished]
+
+    @property
+    def to_judge(self) -> list[MethodRecord]:
+        """Answered records to (re)judge without searching again."""
+        if self.options.skip_judges:
+            return []
+        wanted = {(q.qid, m) for q in self.items for m in self.methods}
+        searching = {(q.qid, m) for q, m in self.todo}
+        out = []
+        for r in self.done:
+            if r.key not in wanted or r.key in searching or r.error is not None:
+                continue
+            # --force resumes despite a changed judge: earlier verdicts are kept as they are
+            stale = not self.options.force and r.judged_with != self.spec.judge.digest(r.index_key)
+            retry = self.options.retry_errors and r.judge_failed
+            if self.mode == "rescore" or stale or retry:
+                out.append(r)
+        return out
+
+    def close(self) -> None:
+        """Release the output folder."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+
+# -- prepare: validate everything before any work ---------------------------------------
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -97,12 +173,198 @@ def _split(values: list[str] | None) -> list[str] | None:
     return out or None
 
 
-def _secrets(project: Project) -> list[str]:
-    keys = []
-    for models in (project.config.completion_models, project.config.embedding_models):
-        for m in models.values():
-            if m.api_key and len(m.api_key) >= 4:
-                keys.append(m.api_key)
+def _load_config(options: EvalOptions) -> tuple[Path, Path, EvalConfig]:
+    root = options.root.resolve()
+    if not root.is_dir():
+        raise InputError(f"{options.root}: --root folder not found")
+    config_path = (options.config_path or root / "eval_config.yaml").resolve()
+    return root, config_path, load_eval_config(config_path)
+
+
+def _select_methods(options: EvalOptions, config: EvalConfig, config_path: Path) -> list[str]:
+    methods = _split(options.methods) or list(dict.fromkeys(config.methods))
+    for m in methods:
+        if m not in METHODS:
+            source = "--methods" if options.methods else f"{config_path}: methods"
+            raise InputError(f"{source}: unknown method {m!r} (choose from {', '.join(METHODS)})")
+    return methods
+
+
+def _select_items(
+    options: EvalOptions, config: EvalConfig, config_path: Path, path: Path, items: list[QAItem]
+) -> tuple[list[QAItem], list[str]]:
+    keys_wanted = _split(options.index_keys)
+    dataset_keys = list(dict.fromkeys(i.index_key for i in items))
+    for k in keys_wanted or []:
+        if k not in dataset_keys:
+            raise InputError(f"--index-key/--imdb-key: {k!r} has no questions in {path}")
+    selected = keys_wanted or dataset_keys
+    for k in selected:
+        if k not in config.indexes:
+            raise InputError(
+                f"{path}: index key {k!r} is not listed under 'indexes' in {config_path}"
+            )
+    kept = [i for i in items if i.index_key in selected]
+    if options.limit is not None:
+        if options.limit < 1:
+            raise InputError("--limit: must be at least 1")
+        seen: dict[str, int] = {}
+        limited = []
+        for i in kept:
+            seen[i.index_key] = seen.get(i.index_key, 0) + 1
+            if seen[i.index_key] <= options.limit:
+                limited.append(i)
+        kept = limited
+    return kept, selected
+
+
+def _load_projects(
+    root: Path, config: EvalConfig, keys: list[str], options: EvalOptions
+) -> dict[str, Project]:
+    projects = {}
+    for k in keys:
+        folder = Path(config.indexes[k])
+        folder = folder if folder.is_absolute() else root / folder
+        overrides = options.model_overrides(folder) if options.model_overrides else None
+        projects[k] = load_project(folder, overrides)
+    return projects
+
+
+def _load_judges(config: EvalConfig, projects: dict[str, Project]) -> dict[str, ChatModel]:
+    judges = {}
+    for k, project in projects.items():
+        judge_id = config.judge.model or project.config.local_search.completion_model_id
+        if judge_id not in project.config.completion_models:
+            raise InputError(
+                f"{project.settings_path}: judge.model {judge_id!r} is not a model id under "
+                "completion_models"
+            )
+        judges[k] = chat_model_from_config(project.config, judge_id)
+    return judges
+
+
+def _load_judge_prompts(root: Path, config: EvalConfig, config_path: Path) -> PromptSet:
+    prompts_dir = Path(config.judge.prompts_dir) if config.judge.prompts_dir else None
+    if prompts_dir is not None and not prompts_dir.is_absolute():
+        prompts_dir = root / prompts_dir
+    if prompts_dir is not None and not prompts_dir.is_dir():
+        raise InputError(f"{config_path}: judge.prompts_dir {prompts_dir} is not a folder")
+    return load_prompts(prompts_dir)
+
+
+def _model_spec(project: Project, model_id: str, completion: bool) -> dict[str, Any]:
+    cfg = (
+        project.config.get_completion_model_config(model_id)
+        if completion
+        else project.config.get_embedding_model_config(model_id)
+    )
+    return {
+        "id": model_id,
+        "model": f"{cfg.model_provider}/{cfg.model}",
+        "api_base": cfg.api_base,
+        "call_args": cfg.call_args,
+    }
+
+
+def _method_settings(
+    method: str, project: Project, config: EvalConfig, config_path: Path
+) -> dict[str, Any]:
+    """The effective settings of `method` on `project` (what changes its answers)."""
+    c = project.config
+    if method == "tog":
+        from gtog.tog.settings import load_tog_settings, validate_tog_overrides
+        from gtog.tog.templates import load_prompts as load_tog_prompts
+
+        validate_tog_overrides(config.tog_search, str(config_path))
+        overrides = {"response_type": config.response_type, **config.tog_search}
+        tog = load_tog_settings(project.root, overrides)
+        prompts = load_tog_prompts(tog, project.root)
+        return {
+            "tog_search": tog.model_dump(exclude={"prompts"}),
+            "prompts": stable_hash(prompts.__dict__),
+            "completion": _model_spec(
+                project, tog.completion_model_id or c.local_search.completion_model_id, True
+            ),
+            "embedding": _model_spec(
+                project, tog.embedding_model_id or c.local_search.embedding_model_id, False
+            ),
+        }
+    search = c.local_search if method == "local" else c.basic_search
+    prompt = project.prompt(search.prompt)
+    return {
+        f"{method}_search": search.model_dump(mode="json", exclude={"prompt"}),
+        "prompt": stable_hash(prompt) if prompt is not None else "graphrag default",
+        "response_type": config.response_type,
+        "completion": _model_spec(project, search.completion_model_id, True),
+        "embedding": _model_spec(project, search.embedding_model_id, False),
+    }
+
+
+def _index_hash(project: Project) -> str:
+    """A hash of the index's output tables (file storage), else of where they are."""
+    out = project.config.output_storage
+    if getattr(out, "type", "file") != "file":
+        return stable_hash(out.model_dump(mode="json"))
+    base = Path(out.base_dir or "output")
+    base = base if base.is_absolute() else project.root / base
+    import hashlib
+
+    h = hashlib.sha256()
+    for table in sorted(base.glob("*.parquet")):
+        h.update(table.name.encode() + b"\0")
+        with table.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def _build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConfig) -> EvalSpec:
+    projects: dict[str, Project] = run_parts["projects"]
+    methods: list[str] = run_parts["methods"]
+    judges: dict[str, ChatModel] = run_parts["judges"]
+    all_items: list[QAItem] = run_parts["all_items"]
+    jc = config.judge
+    return EvalSpec(
+        gtog_version=gtog.__version__,
+        graphrag_version=importlib.metadata.version("graphrag"),
+        config_path=str(run_parts["config_path"]),
+        dataset=DatasetSpec(
+            path=str(run_parts["dataset_path"]),
+            hash=dataset_fingerprint(all_items),
+            questions=len(all_items),
+        ),
+        methods=methods,
+        method_settings={
+            m: {
+                k: _method_settings(m, p, config, run_parts["config_path"])
+                for k, p in projects.items()
+            }
+            for m in methods
+        },
+        indexes={k: _index_hash(p) for k, p in projects.items()},
+        judge=JudgeSpec(
+            models={k: f"{j.name}@T{jc.temperature:g}" for k, j in judges.items()},
+            temperature=jc.temperature,
+            max_tokens=jc.max_tokens,
+            structured_output=jc.structured_output,
+            trials=int(getattr(jc, "trials", 1)),
+            prompts=run_parts["prompts"].fingerprint,
+            metrics=[] if options.skip_judges else list(config.metrics),
+            skipped=options.skip_judges,
+        ),
+    )
+
+
+def _secrets(projects: dict[str, Project]) -> list[str]:
+    keys: list[str] = []
+    for project in projects.values():
+        for models in (project.config.completion_models, project.config.embedding_models):
+            keys += [m.api_key for m in models.values() if m.api_key]
+    keys += [
+        v
+        for k, v in os.environ.items()
+        if k.upper().endswith(("_KEY", "_TOKEN", "_SECRET", "API_KEY")) and v
+    ]
     return keys
 
 
@@ -111,83 +373,80 @@ def _backup(path: Path) -> None:
     path.rename(path.with_name(f"{path.name}.{stamp}.bak"))
 
 
-def prepare(options: EvalOptions) -> EvalRun:
-    """Validate everything and load projects; raises InputError before any work is done."""
-    root = options.root.resolve()
-    if not root.is_dir():
-        raise InputError(f"{options.root}: --root folder not found")
-    config_path = (options.config_path or root / "eval_config.yaml").resolve()
-    config = load_eval_config(config_path)
+def _refusal(path: Path, changes: list[str], judge_only: bool) -> InputError:
+    hint = "use --force to resume anyway, or a new --output"
+    if judge_only:
+        hint = "use --rescore to re-judge the saved answers, --force to resume anyway"
+    return InputError(f"{path}: cannot resume: {'; '.join(changes)} ({hint})")
 
+
+def _open_output(run: EvalRun) -> None:
+    """Check the output folder against the options: resume, rescore, refuse or back up."""
+    options, out = run.options, run.output_dir
+    checkpoint = out / CHECKPOINT_NAME
+    existing = [
+        p for p in (checkpoint, out / DETAILED_NAME, out / SUMMARY_NAME, out / QA_DIR) if p.exists()
+    ]
+    if options.rescore:
+        old, done, intact = read_checkpoint(checkpoint)
+        run.spec = old.model_copy(update={"judge": run.spec.judge})
+        run.done, run.intact_bytes, run.mode = done, intact, "rescore"
+        return
+    if options.resume:
+        old, done, intact = read_checkpoint(checkpoint)
+        changes = spec_changes(old, run.spec)
+        if changes and not options.force:
+            only_judge = not search_changes(old, run.spec)
+            raise _refusal(checkpoint, changes, only_judge)
+        run.done, run.intact_bytes, run.mode = done, intact, "resume"
+        return
+    if not existing:
+        return
+    if not options.force:
+        if checkpoint.is_file():
+            old, done, intact = read_checkpoint(checkpoint)
+            if not spec_changes(old, run.spec) and not judge_changes(old.judge, run.spec.judge):
+                run.done, run.intact_bytes, run.mode = done, intact, "resume"
+                if not run.todo and not run.to_judge:
+                    run.mode = "complete"
+                    return
+        raise InputError(
+            f"{out}: already holds results ({existing[0].name}); use --resume to "
+            "continue that run or --force to start over (old files are kept as *.bak)"
+        )
+    for p in existing:
+        _backup(p)
+
+
+def prepare(options: EvalOptions) -> EvalRun:
+    """Validate everything and load projects; raises InputError before any work is done.
+
+    The output folder is locked for this run (`EvalRun.close()` releases it).
+    """
+    if options.rescore and (options.resume or options.skip_judges):
+        raise InputError("--rescore: not with --resume or --skip-judges")
+    root, config_path, config = _load_config(options)
     dataset_path = Path(config.dataset.path)
     dataset_path = dataset_path if dataset_path.is_absolute() else root / dataset_path
     all_items = load_dataset(dataset_path)
-
-    methods = _split(options.methods) or list(dict.fromkeys(config.methods))
-    for m in methods:
-        if m not in METHODS:
-            source = "--methods" if options.methods else f"{config_path}: methods"
-            raise InputError(f"{source}: unknown method {m!r} (choose from {', '.join(METHODS)})")
-
-    keys_wanted = _split(options.index_keys)
-    dataset_keys = list(dict.fromkeys(i.index_key for i in all_items))
-    if keys_wanted:
-        for k in keys_wanted:
-            if k not in dataset_keys:
-                raise InputError(f"--imdb-key: {k!r} has no questions in {dataset_path}")
-    selected_keys = keys_wanted or dataset_keys
-    for k in selected_keys:
-        if k not in config.indexes:
-            raise InputError(
-                f"{dataset_path}: index key {k!r} is not listed under 'indexes' in {config_path}"
-            )
-
-    items = [i for i in all_items if i.index_key in selected_keys]
-    limit = options.limit
-    if limit is not None:
-        if limit < 1:
-            raise InputError("--limit: must be at least 1")
-        per_key: dict[str, int] = {}
-        kept = []
-        for i in items:
-            per_key[i.index_key] = per_key.get(i.index_key, 0) + 1
-            if per_key[i.index_key] <= limit:
-                kept.append(i)
-        items = kept
-
-    projects: dict[str, Project] = {}
-    judges: dict[str, ChatModel] = {}
-    secrets: list[str] = []
-    for k in selected_keys:
-        folder = Path(config.indexes[k])
-        folder = folder if folder.is_absolute() else root / folder
-        overrides = options.model_overrides(folder) if options.model_overrides else None
-        project = load_project(folder, overrides)
-        projects[k] = project
-        secrets += _secrets(project)
-        judge_id = config.judge.model or project.config.local_search.completion_model_id
-        if judge_id not in project.config.completion_models:
-            raise InputError(
-                f"{folder / 'settings.yaml'}: judge.model {judge_id!r} is not a model id under "
-                "completion_models"
-            )
-        judges[k] = chat_model_from_config(project.config, judge_id)
-
-    prompts_dir = Path(config.judge.prompts_dir) if config.judge.prompts_dir else None
-    if prompts_dir is not None and not prompts_dir.is_absolute():
-        prompts_dir = root / prompts_dir
-    if prompts_dir is not None and not prompts_dir.is_dir():
-        raise InputError(f"{config_path}: judge.prompts_dir {prompts_dir} is not a folder")
-    prompts = load_prompts(prompts_dir)
-
+    methods = _select_methods(options, config, config_path)
+    items, keys = _select_items(options, config, config_path, dataset_path, all_items)
+    projects = _load_projects(root, config, keys, options)
+    judges = _load_judges(config, projects)
+    prompts = _load_judge_prompts(root, config, config_path)
+    parts = {
+        "projects": projects,
+        "methods": methods,
+        "judges": judges,
+        "all_items": all_items,
+        "config_path": config_path,
+        "dataset_path": dataset_path,
+        "prompts": prompts,
+    }
+    spec = _build_spec(parts, options, config)
+    _parse_budget(options.max_errors, 1)
     output_dir = options.output_dir or Path(config.output.dir)
     output_dir = (output_dir if output_dir.is_absolute() else root / output_dir).resolve()
-    fingerprint = RunFingerprint(
-        dataset=dataset_fingerprint(all_items),
-        judge_models={k: f"{j.name}@T{config.judge.temperature:g}" for k, j in judges.items()},
-        prompts=prompts.fingerprint,
-        metrics=config.metrics,
-    )
     run = EvalRun(
         options=options,
         config=config,
@@ -198,42 +457,19 @@ def prepare(options: EvalOptions) -> EvalRun:
         judges=judges,
         prompts=prompts,
         output_dir=output_dir,
-        fingerprint=fingerprint,
-        secrets=sorted(set(secrets), key=len, reverse=True),
+        spec=spec,
+        redactor=Redactor(_secrets(projects)),
     )
-
-    checkpoint = output_dir / CHECKPOINT_NAME
-    existing = [
-        p
-        for p in (
-            checkpoint,
-            output_dir / DETAILED_NAME,
-            output_dir / SUMMARY_NAME,
-            output_dir / QA_DIR,
-        )
-        if p.exists()
-    ]
-    if options.resume:
-        old, done, intact = read_checkpoint(checkpoint)
-        why = fingerprint_mismatch(old, fingerprint)
-        if why and not options.force:
-            raise InputError(
-                f"{checkpoint}: cannot resume: {why} since the checkpoint was made "
-                "(use --force to resume anyway, or a new --output)"
-            )
-        run.fingerprint = fingerprint.model_copy(
-            update={"judge_models": {**old.judge_models, **fingerprint.judge_models}}
-        )
-        run.done, run.intact_bytes = done, intact
-    elif existing:
-        if not options.force:
-            raise InputError(
-                f"{output_dir}: already holds results ({existing[0].name}); use --resume to "
-                "continue that run or --force to start over (old files are kept as *.bak)"
-            )
-        for p in existing:
-            _backup(p)
+    run.lock = OutputLock(output_dir).acquire()
+    try:
+        _open_output(run)
+    except BaseException:
+        run.close()
+        raise
     return run
+
+
+# -- one (question, method) -----------------------------------------------------------
 
 
 def _context_str(context: Any) -> str:
@@ -244,12 +480,111 @@ def _context_str(context: Any) -> str:
     return str(context or "")
 
 
-def _redact(text: str | None, secrets: list[str]) -> str | None:
-    if text is None:
+async def _search(
+    run: EvalRun, item: QAItem, record: MethodRecord, engine: SearchEngine | BaseException
+) -> str | None:
+    """Fill `record` with the answer and its cost; returns the context text (None: failed)."""
+    if isinstance(engine, BaseException):
+        if fatal_reason(engine) is not None:
+            raise engine
+        record.error = f"could not build the {record.method} engine: {describe_exception(engine)}"
+        record.error_kind = "engine"
         return None
-    for s in secrets:
-        text = text.replace(s, "***")
-    return text
+    try:
+        outcome = await run_search(engine, item.question, timeout=run.config.timeouts.search)
+    except SearchFailed as failed:
+        record.error = str(failed)
+        record.error_kind = "timeout" if str(failed).startswith("timed out") else _kind(failed)
+        record.efficiency = _efficiency(failed.usage, failed.seconds)
+        return None
+    result = outcome.result
+    record.response = result.response if isinstance(result.response, str) else str(result.response)
+    record.efficiency = _efficiency(outcome.usage, outcome.seconds, result)
+    context = _context_str(result.context_text)
+    if run.config.output.save_intermediate:
+        record.context_text = context
+        record.sources = retrieved_sources(result)
+    return context
+
+
+def _kind(failed: SearchFailed) -> str:
+    cause = failed.__cause__
+    return type(cause).__name__ if cause is not None else "search"
+
+
+def _efficiency(usage: Any, seconds: float, result: Any = None) -> Efficiency:
+    calls = dict(getattr(result, "llm_calls_categories", None) or usage.llm_calls)
+    prompt = dict(getattr(result, "prompt_tokens_categories", None) or usage.prompt_tokens)
+    output = dict(getattr(result, "output_tokens_categories", None) or usage.output_tokens)
+    return Efficiency(
+        latency=seconds,
+        llm_calls=usage.total_calls,
+        prompt_tokens=usage.total_prompt_tokens,
+        output_tokens=usage.total_output_tokens,
+        llm_calls_categories=calls,
+        prompt_tokens_categories=prompt,
+        output_tokens_categories=output,
+        cost_usd=usage.cost_usd if usage.total_calls else 0.0,
+    )
+
+
+async def _judge(run: EvalRun, item: QAItem, record: MethodRecord, context: str | None) -> None:
+    """(Re)judge an answered record with the run's metrics (LLM judges and lexical ones)."""
+    record.judgements = {}
+    if run.options.skip_judges:
+        record.judged_with = run.spec.judge.digest(record.index_key)
+        return
+    answer = record.response or ""
+    values = {
+        "question": record.question,
+        "ground_truth": record.reference,
+        "predicted": answer,
+        "answer": answer,
+        "context": context,
+    }
+    jc = run.config.judge
+    llm_metrics = [m for m in run.config.metrics if m in FIELDS]
+    missing = [m for m in llm_metrics if any(values[f] is None for f in FIELDS[m])]
+    asked = [m for m in llm_metrics if m not in missing]
+    verdicts = await asyncio.gather(
+        *(
+            judge(
+                metric,
+                run.judges[record.index_key],
+                run.prompts,
+                {f: str(values[f]) for f in FIELDS[metric]},
+                temperature=jc.temperature,
+                max_tokens=jc.max_tokens,
+                json_mode=jc.structured_output,
+                timeout=run.config.timeouts.judge,
+            )
+            for metric in asked
+        )
+    )
+    for metric in run.config.metrics:
+        if metric in missing:
+            record.judgements[metric] = Judgement.unscored(
+                "no saved context to judge (output.save_intermediate was off)"
+            )
+        elif metric in LEXICAL_METRICS:
+            value = LEXICAL_METRICS[metric](item.reference, answer)
+            record.judgements[metric] = (
+                Judgement(score=value)
+                if value is not None
+                else Judgement.unscored("the reference has no content words")
+            )
+    for metric, verdict in zip(asked, verdicts, strict=True):
+        record.judgements[metric] = verdict
+    record.judgements = {m: record.judgements[m] for m in run.config.metrics}
+    record.judged_with = run.spec.judge.digest(record.index_key)
+
+
+def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
+    r = run.redactor
+    record.error = r.optional(record.error)
+    for j in record.judgements.values():
+        j.error, j.reason = r.optional(j.error), r.optional(j.reason)
+    return record
 
 
 async def _evaluate_one(
@@ -262,70 +597,36 @@ async def _evaluate_one(
         reference=item.reference,
         method=method,
     )
-    if isinstance(engine, BaseException):
-        record.error = f"could not build the {method} engine: {type(engine).__name__}: {engine}"
-        record.error = _redact(record.error, run.secrets)
-        return record
-    started = time.perf_counter()
     try:
-        result = await run_search(engine, item.question)
+        context = await _search(run, item, record, engine)
+        if record.error is None:
+            await _judge(run, item, record, context)
+    except FatalRunError:
+        raise
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        record.error = _redact(f"{type(exc).__name__}: {first}"[:1000], run.secrets)
-        record.efficiency = Efficiency(
-            latency=time.perf_counter() - started, llm_calls=0, prompt_tokens=0, output_tokens=0
-        )
-        return record
-    answer = result.response if isinstance(result.response, str) else str(result.response)
-    context = _context_str(result.context_text)
-    record.response = answer
-    record.efficiency = Efficiency(
-        latency=result.completion_time,
-        llm_calls=result.llm_calls,
-        prompt_tokens=result.prompt_tokens,
-        output_tokens=result.output_tokens,
-        llm_calls_categories=result.llm_calls_categories or {},
-        prompt_tokens_categories=result.prompt_tokens_categories or {},
-        output_tokens_categories=result.output_tokens_categories or {},
-    )
-    if run.config.output.save_intermediate:
-        record.context_text = context
-        record.sources = retrieved_sources(result)
-    values = {
-        "question": item.question,
-        "ground_truth": item.reference,
-        "predicted": answer,
-        "answer": answer,
-        "context": context,
-    }
-    jc = run.config.judge
-    metrics = [m for m in run.config.metrics if m in FIELDS]
-    verdicts = await asyncio.gather(
-        *(
-            judge(
-                metric,
-                run.judges[item.index_key],
-                run.prompts,
-                {f: values[f] for f in FIELDS[metric]},
-                temperature=jc.temperature,
-                max_tokens=jc.max_tokens,
-                json_mode=jc.structured_output,
+        if fatal_reason(exc) is not None:
+            raise
+        logger.exception("unexpected error on %s / %s", item.qid, method)
+        record.error = f"internal error: {describe_exception(exc)}"
+        record.error_kind = "internal"
+    return _redact(run, record)
+
+
+async def _rejudge_one(run: EvalRun, item: QAItem, record: MethodRecord) -> MethodRecord:
+    record = record.model_copy(deep=True)
+    try:
+        await _judge(run, item, record, record.context_text)
+    except FatalRunError:
+        raise
+    except Exception as exc:
+        if fatal_reason(exc) is not None:
+            raise
+        logger.exception("unexpected error judging %s / %s", record.qid, record.method)
+        for metric in run.config.metrics:
+            record.judgements[metric] = Judgement.unscored(
+                f"internal error: {describe_exception(exc)}"
             )
-            for metric in metrics
-        )
-    )
-    for metric, verdict in zip(metrics, verdicts, strict=True):
-        verdict.error = _redact(verdict.error, run.secrets)
-        record.judgements[metric] = verdict
-    for metric in run.config.metrics:
-        if metric in LEXICAL_METRICS:
-            value = LEXICAL_METRICS[metric](item.reference, answer)
-            record.judgements[metric] = (
-                Judgement(score=value)
-                if value is not None
-                else Judgement(error="the reference has no content words")
-            )
-    return record
+    return _redact(run, record)
 
 
 class _Engines:
@@ -348,55 +649,154 @@ class _Engines:
                 try:
                     self._built[slot] = await build_engine(method, self._run.projects[key], options)
                 except Exception as exc:  # recorded per question; the run goes on
+                    logger.exception("could not build the %s engine for %s", method, key)
                     self._built[slot] = exc
             return self._built[slot]
+
+
+def _parse_budget(value: str | None, total: int) -> int | None:
+    """`--max-errors`: a count or a share (`5%`) of `total` pairs; None = no budget."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1])
+            if not 0 <= share <= 100:
+                raise ValueError
+            return math.floor(share / 100 * total)
+        count = int(text)
+        if count < 0:
+            raise ValueError
+        return count
+    except ValueError:
+        raise InputError(
+            f"--max-errors: {value!r} is not a count (10) or a share of the pairs (5%)"
+        ) from None
+
+
+class _Guard:
+    """Stops the run when failures show that no later item can succeed."""
+
+    def __init__(self, budget: int | None) -> None:
+        self.budget = budget
+        self.failed = 0
+        self.succeeded = 0
+        self.first_kinds: list[str] = []
+
+    def observe(self, record: MethodRecord) -> None:
+        kind = _failure_kind(record)
+        if kind is None:
+            self.succeeded += 1
+            return
+        self.failed += 1 if record.error else 0
+        if not self.succeeded and len(self.first_kinds) < EARLY_FAILURES:
+            self.first_kinds.append(kind)
+            if len(self.first_kinds) == EARLY_FAILURES and len(set(self.first_kinds)) == 1:
+                raise FatalRunError(
+                    f"the first {EARLY_FAILURES} answers all failed ({kind}: "
+                    f"{_failure_message(record)}); stopped; fix the cause and rerun with --resume"
+                )
+        if self.budget is not None and self.failed > self.budget:
+            raise FatalRunError(
+                f"error budget spent: {self.failed} searches failed (--max-errors allows "
+                f"{self.budget}); last: {_failure_message(record)}; rerun with --resume "
+                "--retry-errors after the fix"
+            )
+
+
+def _failure_kind(record: MethodRecord) -> str | None:
+    if record.error:
+        return f"search {record.error_kind or 'error'}"
+    llm = [j for m, j in record.judgements.items() if m in FIELDS]
+    if llm and all(j.error for j in llm):
+        return "judges " + (llm[0].error or "").split(":", 1)[0][:40]
+    return None
+
+
+def _failure_message(record: MethodRecord) -> str:
+    if record.error:
+        return record.error[:200]
+    return next((j.error or "" for j in record.judgements.values() if j.error), "")[:200]
 
 
 ProgressHook = Callable[[MethodRecord], None]
 
 
 async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = None) -> EvalRun:
-    """Run what is left of `run`, appending each record to the checkpoint as it finishes."""
+    """Run what is left of `run`, appending each record to the checkpoint as it finishes.
+
+    Raises `FatalRunError` (after the finished records are safe on disk) when the run
+    must stop; `run.stopped` says why.
+    """
     path = run.output_dir / CHECKPOINT_NAME
-    if run.options.resume:
-        checkpoint = Checkpoint.reopen(path, run.intact_bytes, run.fingerprint)
+    if run.mode in ("resume", "rescore", "complete"):
+        checkpoint = Checkpoint.reopen(path, run.intact_bytes, run.spec)
     else:
-        checkpoint = Checkpoint.create(path, run.fingerprint)
+        checkpoint = Checkpoint.create(path, run.spec)
     engines = _Engines(run)
     limit = asyncio.Semaphore(run.options.concurrency or run.config.concurrency)
-    todo = run.todo
-    retried = {(q.qid, m) for q, m in todo}
-    run.done = [r for r in run.done if r.key not in retried]
+    todo, to_judge = run.todo, run.to_judge
+    guard = _Guard(_parse_budget(run.options.max_errors, len(todo) + len(to_judge)))
+    items = {q.qid: q for q in run.items}
+    redo = {(q.qid, m) for q, m in todo} | {r.key for r in to_judge}
+    kept = [r for r in run.done if r.key not in redo]
 
-    async def one(item: QAItem, method: str) -> None:
+    def finish(record: MethodRecord) -> None:
+        checkpoint.append(record)
+        kept.append(record)
+        if on_record is not None:
+            on_record(record)
+        guard.observe(record)
+
+    async def search_one(item: QAItem, method: str) -> None:
         async with limit:
             engine = await engines.get(item.index_key, method)
             record = await _evaluate_one(run, item, method, engine)
-        checkpoint.append(record)
-        run.done.append(record)
-        if on_record is not None:
-            on_record(record)
+        finish(record)
+
+    async def judge_one(record: MethodRecord) -> None:
+        async with limit:
+            rejudged = await _rejudge_one(run, items[record.qid], record)
+        finish(rejudged)
 
     try:
-        await asyncio.gather(*(one(q, m) for q, m in todo))
+        async with asyncio.TaskGroup() as group:
+            for r in to_judge:
+                group.create_task(judge_one(r))
+            for q, m in todo:
+                group.create_task(search_one(q, m))
+    except* FatalRunError as errors:
+        fatal = errors.exceptions[0]
+        run.stopped = run.redactor(str(fatal))
+        raise FatalRunError(run.stopped) from None
     finally:
         checkpoint.close()
+        old = {r.key for r in kept}
+        run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
     return run
 
 
 def write_results(run: EvalRun) -> tuple[Path, Path]:
     """Write the detailed and summary JSON files (atomically) for all records so far."""
     records = [r for r in run.done if r.method in run.methods]
+    spec = run.spec
     metadata = {
         "timestamp": dt.datetime.now().isoformat(timespec="seconds"),
+        "gtog_version": spec.gtog_version,
+        "graphrag_version": spec.graphrag_version,
         "total_questions": len({r.qid for r in records}),
         "methods": run.methods,
-        "metrics": run.config.metrics,
+        "metrics": spec.judge.metrics,
         "index_keys": sorted(run.projects),
-        "judge_models": run.fingerprint.judge_models,
-        "judge_prompts": run.prompts.fingerprint,
-        "dataset": run.fingerprint.dataset,
-        "config": str(run.config_path),
+        "judge_models": spec.judge.models,
+        "judge_prompts": spec.judge.prompts,
+        "dataset": spec.dataset.hash,
+        "dataset_repeats": spec.dataset.repeats,
+        "config": spec.config_path,
+        "stopped": run.stopped,
+        "errors": error_kinds(records),
+        "spec": spec.model_dump(),
     }
     detailed = run.output_dir / DETAILED_NAME
     summary_path = run.output_dir / SUMMARY_NAME
@@ -406,7 +806,7 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
             records, run.methods, metadata, keep_intermediate=run.config.output.save_intermediate
         ),
     )
-    summary = {"metadata": metadata, **summarize(records, run.methods, run.config.metrics)}
+    summary = {"metadata": metadata, **summarize(records, run.methods, spec.judge.metrics)}
     write_json_atomic(summary_path, summary)
     if run.config.output.qa_responses:
         qa_dir = run.output_dir / QA_DIR
@@ -417,11 +817,15 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
 
 
 def run_evaluation(options: EvalOptions, on_record: ProgressHook | None = None) -> EvalRun:
-    """Prepare, run and write results (blocking)."""
+    """Prepare, run and write results (blocking); the output folder is released after."""
     run = prepare(options)
     try:
-        asyncio.run(run_evaluation_async(run, on_record))
+        if run.mode != "complete":
+            try:
+                run_sync(run_evaluation_async(run, on_record))
+            finally:
+                if run.done:
+                    write_results(run)
     finally:
-        if run.done:
-            write_results(run)
+        run.close()
     return run

@@ -15,14 +15,16 @@ def eval_record_to_response(
     input_tokens: int,
     output_tokens: int,
     elapsed_sec: float,
-    retrieved: list[dict[str, str]],
+    retrieved: list[dict[str, str]] | None,
     query: str,
 ) -> dict[str, Any]:
     """A response in `run_evaluation`'s format for one GraphRAG method's answer.
 
     The method's retrieval becomes one `retrieval` step whose output lists the
     `{id, text}` of the text units it used (k = their count), so the step and
-    retrieval metrics apply to GraphRAG methods too. An `error` gives the error shape.
+    retrieval metrics apply to GraphRAG methods too. `retrieved=None` (the method saved
+    no sources) leaves the step out: nothing to score is not a score of 0. An `error`
+    gives the error shape.
     """
     usage = {
         "input_tokens": input_tokens,
@@ -32,6 +34,9 @@ def eval_record_to_response(
     }
     if error is not None:
         return {"question_id": question_id, "status": "error", "error": error, **usage}
+    answer_part = {"actual_answer": answer if answer is not None else ""}
+    if retrieved is None:
+        return {"question_id": question_id, **usage, **answer_part}
     documents = [{"id": str(d["id"]), "text": str(d.get("text", ""))} for d in retrieved]
     step = {
         "name": "retrieval",
@@ -44,5 +49,5 @@ def eval_record_to_response(
         "question_id": question_id,
         **usage,
         "actual_steps": [step],
-        "actual_answer": answer if answer is not None else "",
+        **answer_part,
     }

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from graphrag_vectors import VectorStore
+from pydantic import BaseModel, model_validator
 
-from gtog.llm import EmbeddingModel
+from gtog.llm import EmbeddingModel, parse_json_reply
 from gtog.tog.graph import KnowledgeGraph
-from gtog.tog.run import QueryRun, parse_json
+from gtog.tog.run import QueryRun
 
-__all__ = ["Linking", "link_topic_entities", "parse_mentions"]
+__all__ = ["Linking", "Mentions", "link_topic_entities", "parse_mentions"]
 
 logger = logging.getLogger(__name__)
 
@@ -25,15 +27,26 @@ class Linking:
     mentions: list[str]
 
 
+class Mentions(BaseModel):
+    """The linking reply: `{"entities": [...]}` (a bare list is accepted)."""
+
+    entities: list[str | int]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_list(cls, data: Any) -> Any:
+        return {"entities": data} if isinstance(data, list) else data
+
+    def names(self) -> list[str] | None:
+        """The non-empty names, or None when there are none."""
+        names = [str(v).strip() for v in self.entities if str(v).strip()]
+        return names or None
+
+
 def parse_mentions(text: str) -> list[str] | None:
     """Names from an `{"entities": [...]}` reply (a bare list is accepted); None if unusable."""
-    value = parse_json(text)
-    if isinstance(value, dict):
-        value = value.get("entities")
-    if not isinstance(value, list):
-        return None
-    names = [str(v).strip() for v in value if isinstance(v, str | int) and str(v).strip()]
-    return names or None
+    value, _ = parse_json_reply(text, Mentions)
+    return value.names() if value is not None else None
 
 
 async def link_topic_entities(
@@ -49,8 +62,8 @@ async def link_topic_entities(
     embedding store. A reply that cannot be parsed counts as an `entity_linking` fallback.
     """
     width = run.settings.width
-    reply = await run.call("entity_linking")
-    mentions = parse_mentions(reply.text)
+    reply = await run.ask("entity_linking", Mentions)
+    mentions = reply.value.names() if reply.value is not None else None
     if mentions is None:
         run.fallback(0, "entity_linking", "", "unparsable reply: no mentions used")
         mentions = []

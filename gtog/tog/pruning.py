@@ -9,11 +9,46 @@ Each fallback is recorded on the run and reported in `context_data["fallbacks"]`
 
 from __future__ import annotations
 
+from typing import Any
+
+from pydantic import BaseModel, model_validator
+
+from gtog.llm import parse_json_reply
 from gtog.tog.graph import Edge, KnowledgeGraph
 from gtog.tog.paths import ReasoningPath
-from gtog.tog.run import QueryRun, parse_json
+from gtog.tog.run import QueryRun
 
-__all__ = ["parse_scores", "prune_entities", "prune_relations"]
+__all__ = ["EntityScores", "RelationScores", "parse_scores", "prune_entities", "prune_relations"]
+
+
+class _Scores(BaseModel):
+    """`{key: [{"id": n, "score": s}, ...]}`, `{key: {n: s}}`, a bare list or mapping."""
+
+    scores: list[Any] | dict[str, Any]
+    key: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shapes(cls, data: Any) -> Any:
+        key = cls.model_fields["key"].default
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+        return {"scores": data}
+
+
+class RelationScores(_Scores):
+    """The relation-pruning reply."""
+
+    key: str = "relations"
+
+
+class EntityScores(_Scores):
+    """The entity-pruning reply."""
+
+    key: str = "entities"
+
+
+_SCHEMAS: dict[str, type[_Scores]] = {"relations": RelationScores, "entities": EntityScores}
 
 
 def parse_scores(text: str, key: str, count: int) -> dict[int, float] | None:
@@ -22,9 +57,13 @@ def parse_scores(text: str, key: str, count: int) -> dict[int, float] | None:
     Numbers are the 1-based ids shown in the prompt; unknown ids and non-positive scores
     are dropped, scores are clipped to 1. None when nothing usable is left.
     """
-    value = parse_json(text)
-    if isinstance(value, dict):
-        value = value.get(key, value)
+    value, _ = parse_json_reply(text, _SCHEMAS[key])
+    return scores_of(value, count) if value is not None else None
+
+
+def scores_of(reply: _Scores, count: int) -> dict[int, float] | None:
+    """The usable scores of a validated pruning reply (see `parse_scores`)."""
+    value = reply.scores
     items: list[tuple[object, object]] = []
     if isinstance(value, list):
         items = [(v.get("id"), v.get("score")) for v in value if isinstance(v, dict)]
@@ -72,14 +111,15 @@ async def prune_relations(
     width = run.settings.width
     if len(edges) <= 1:
         return [(e, 1.0) for e in edges]
-    reply = await run.call(
+    reply = await run.ask(
         "relation_pruning",
+        RelationScores,
         path=path.chain(),
         entity=path.end,
         candidates=_relation_lines(edges),
         width=width,
     )
-    scores = parse_scores(reply.text, "relations", len(edges))
+    scores = scores_of(reply.value, len(edges)) if reply.value is not None else None
     if scores is None:
         run.fallback(depth, "relation_pruning", path.end, "unusable reply: weight order")
         weights = {i: e.weight for i, e in enumerate(edges[:width])}
@@ -100,14 +140,15 @@ async def prune_entities(
     if len(relations) <= 1:
         return [path.extend(e, r, 1.0) for e, r in relations]
     edges = [e for e, _ in relations]
-    reply = await run.call(
+    reply = await run.ask(
         "entity_pruning",
+        EntityScores,
         path=path.chain(),
         entity=path.end,
         candidates=_entity_lines(graph, edges),
         width=run.settings.width,
     )
-    scores = parse_scores(reply.text, "entities", len(edges))
+    scores = scores_of(reply.value, len(edges)) if reply.value is not None else None
     if scores is None:
         run.fallback(depth, "entity_pruning", path.end, "unusable reply: uniform scores")
         scores = dict.fromkeys(range(len(edges)), 1.0)

@@ -3,32 +3,56 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from gtog.tog.run import QueryRun, parse_json
+from pydantic import BaseModel, field_validator, model_validator
 
-__all__ = ["answer", "is_sufficient", "parse_sufficient"]
+from gtog.llm import parse_json_reply
+from gtog.tog.run import QueryRun
+
+__all__ = ["Sufficiency", "answer", "is_sufficient", "parse_sufficient"]
 
 NO_EVIDENCE = "(No entity of the knowledge graph matched the question, so no paths were explored.)"
 """The evidence text when linking found no topic entity."""
 
 
-def parse_sufficient(text: str) -> bool | None:
-    """`{"sufficient": bool}` (or a reply starting Yes/No) -> bool; None if unclear."""
-    value = parse_json(text)
-    if isinstance(value, dict):
-        flag = value.get("sufficient", value.get("answerable"))
-        if isinstance(flag, bool):
-            return flag
-        if isinstance(flag, str) and flag.strip().lower() in ("yes", "true", "no", "false"):
-            return flag.strip().lower() in ("yes", "true")
+class Sufficiency(BaseModel):
+    """The reasoning reply: `{"sufficient": true|false}` (`answerable`, yes/no accepted)."""
+
+    sufficient: bool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _alias(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "sufficient" not in data and "answerable" in data:
+            return {**data, "sufficient": data["answerable"]}
+        return data
+
+    @field_validator("sufficient", mode="before")
+    @classmethod
+    def _words(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in ("yes", "true", "no", "false"):
+            return value.strip().lower() in ("yes", "true")
+        if not isinstance(value, bool):
+            raise ValueError("expected true or false")
+        return value
+
+
+def _yes_no(text: str) -> bool | None:
     match = re.match(r"\W*(yes|no)\b", text.strip(), re.I)
     return match.group(1).lower() == "yes" if match else None
 
 
+def parse_sufficient(text: str) -> bool | None:
+    """`{"sufficient": bool}` (or a reply starting Yes/No) -> bool; None if unclear."""
+    value, _ = parse_json_reply(text, Sufficiency)
+    return value.sufficient if value is not None else _yes_no(text)
+
+
 async def is_sufficient(run: QueryRun, depth: int, evidence: str) -> bool:
     """One reasoning call; an unclear reply counts as "not sufficient" and as a fallback."""
-    reply = await run.call("reasoning", evidence=evidence, depth=depth)
-    verdict = parse_sufficient(reply.text)
+    reply = await run.ask("reasoning", Sufficiency, evidence=evidence, depth=depth)
+    verdict = reply.value.sufficient if reply.value is not None else _yes_no(reply.text or "")
     if verdict is None:
         run.fallback(depth, "reasoning", "", "unusable reply: treated as not sufficient")
         return False

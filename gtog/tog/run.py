@@ -2,37 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-import json_repair
+from pydantic import BaseModel
 
-from gtog.llm import ChatModel, ChatReply, UsageTally
+from gtog.llm import ChatModel, ChatReply, JsonReply, UsageTally, ask_json
 from gtog.tog.settings import ToGSettings
 from gtog.tog.templates import PROMPT_NAMES, ToGPrompts
 
-__all__ = ["CATEGORIES", "Fallback", "QueryRun", "parse_json"]
+__all__ = ["CATEGORIES", "Fallback", "QueryRun"]
+
+T = TypeVar("T", bound=BaseModel)
 
 CATEGORIES = PROMPT_NAMES
 """Usage categories: entity_linking, relation_pruning, entity_pruning, reasoning, answer."""
-
-
-def parse_json(text: str) -> Any:
-    """The JSON value in an LLM reply (fences and small syntax slips tolerated), else None."""
-    cleaned = text.strip()
-    if cleaned.startswith("```"):
-        cleaned = cleaned.strip("`")
-        cleaned = cleaned.split("\n", 1)[1] if "\n" in cleaned else ""
-    try:
-        return json.loads(cleaned)
-    except json.JSONDecodeError:
-        pass
-    try:
-        value = json_repair.loads(cleaned)
-    except Exception:  # json_repair may raise on pathological input
-        return None
-    return value if isinstance(value, dict | list) and value else None
 
 
 @dataclass(frozen=True)
@@ -57,18 +41,35 @@ class QueryRun:
     fallbacks: list[Fallback] = field(default_factory=list)
     exploration: list[dict[str, Any]] = field(default_factory=list)
 
-    async def call(self, stage: str, **values: object) -> ChatReply:
-        """Render stage `stage`'s prompt, send it, and count the reply under `stage`."""
+    def _sampling(self, stage: str) -> dict[str, Any]:
         s = self.settings
         exploring = stage in ("relation_pruning", "entity_pruning")
-        answering = stage == "answer"
-        reply = await self.model.chat(
-            self.prompts.render(stage, question=self.question, **values),
-            temperature=s.temperature_exploration if exploring else s.temperature_reasoning,
-            max_tokens=s.answer_max_tokens if answering else s.pruning_max_tokens,
-            json_mode=s.json_mode and not answering,
-        )
+        return {
+            "temperature": s.temperature_exploration if exploring else s.temperature_reasoning,
+            "max_tokens": s.answer_max_tokens if stage == "answer" else s.pruning_max_tokens,
+        }
+
+    async def call(self, stage: str, **values: object) -> ChatReply:
+        """Render stage `stage`'s prompt, send it, and count the reply under `stage`."""
+        prompt = self.prompts.render(stage, question=self.question, **values)
+        reply = await self.model.chat(prompt, category=stage, **self._sampling(stage))
         self.tally.add(stage, reply)
+        return reply
+
+    async def ask(self, stage: str, schema: type[T], **values: object) -> JsonReply[T]:
+        """Like `call`, for a JSON reply in `schema` (one attempt: the call bound holds)."""
+        prompt = self.prompts.render(stage, question=self.question, **values)
+        reply = await ask_json(
+            self.model,
+            prompt,
+            schema,
+            structured=self.settings.json_mode,
+            attempts=1,
+            category=stage,
+            **self._sampling(stage),
+        )
+        for r in reply.replies:
+            self.tally.add(stage, r)
         return reply
 
     def fallback(self, depth: int, stage: str, entity: str, reason: str) -> None:

@@ -1,4 +1,10 @@
-"""`ToGSearch`: Think-on-Graph (Sun et al., ICLR 2024) over a graphrag index.
+"""`ToGSearch`: Think-on-Graph (Sun et al., ICLR 2024) as a graphrag search engine.
+
+The graph walk is the context builder (`ToGContextBuilder`, a graphrag
+`GlobalContextBuilder`: its `build_context` is async because it calls the LLM), and
+`ToGSearch` is a graphrag `BaseSearch`: `search()` returns graphrag's `SearchResult`,
+`stream_search()` yields the answer, and the `QueryCallbacks` graphrag's engines take get
+`on_context` and `on_llm_new_token`.
 
 Calls per question, at most 2·N·D + D + 1 (the paper's bound, entity linking included):
 1 entity linking; per depth at most one relation-pruning and one entity-pruning call per
@@ -10,13 +16,16 @@ either way; 1 answer. Embedding look-ups for linking are not LLM calls.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from graphrag.callbacks.query_callbacks import QueryCallbacks
 from graphrag.data_model.entity import Entity
 from graphrag.data_model.relationship import Relationship
 from graphrag.data_model.text_unit import TextUnit
-from graphrag.query.structured_search.base import SearchResult
+from graphrag.query.context_builder.builders import ContextBuilderResult, GlobalContextBuilder
+from graphrag.query.structured_search.base import BaseSearch, SearchResult
 from graphrag_vectors import VectorStore
 
 from gtog.llm import ChatModel, EmbeddingModel
@@ -29,7 +38,10 @@ from gtog.tog.run import CATEGORIES, QueryRun
 from gtog.tog.settings import ToGSettings
 from gtog.tog.templates import ToGPrompts, load_prompts
 
-__all__ = ["ToGSearch"]
+if TYPE_CHECKING:
+    from graphrag.query.context_builder.conversation_history import ConversationHistory
+
+__all__ = ["ToGContextBuilder", "ToGSearch"]
 
 _EXPLORATION_COLUMNS = [
     "depth",
@@ -43,31 +55,40 @@ _EXPLORATION_COLUMNS = [
 ]
 
 
-class ToGSearch:
-    """Think-on-Graph search; build once per index, call `search` concurrently."""
+class ToGContextBuilder(GlobalContextBuilder):
+    """The graph walk: topic entities, then pruned beam search, as evidence for the answer."""
 
     def __init__(
         self,
         model: ChatModel,
-        entities: list[Entity],
-        relationships: list[Relationship],
-        text_units: list[TextUnit] | None = None,
+        graph: KnowledgeGraph,
+        settings: ToGSettings,
+        prompts: ToGPrompts,
         description_embedding_store: VectorStore | None = None,
         text_embedder: EmbeddingModel | None = None,
-        settings: ToGSettings | None = None,
-        prompts: ToGPrompts | None = None,
     ) -> None:
         self.model = model
-        self.settings = settings or ToGSettings()
-        self.prompts = prompts or load_prompts(self.settings)
-        self.graph = KnowledgeGraph(entities, relationships, text_units)
+        self.graph = graph
+        self.settings = settings
+        self.prompts = prompts
         self.description_embedding_store = description_embedding_store
         self.text_embedder = text_embedder
 
-    async def search(self, query: str, **kwargs: Any) -> SearchResult:
-        """Answer `query` by walking the graph; usage is split by ToG stage."""
-        start = time.perf_counter()
-        run = QueryRun(query, self.model, self.settings, self.prompts)
+    def new_run(self, query: str) -> QueryRun:
+        """The per-question state of one search (usage, fallbacks, exploration log)."""
+        return QueryRun(query, self.model, self.settings, self.prompts)
+
+    async def build_context(
+        self,
+        query: str,
+        conversation_history: ConversationHistory | None = None,
+        **kwargs: Any,
+    ) -> ContextBuilderResult:
+        """Walk the graph for `query`; `context_chunks` is exactly the answer's evidence.
+
+        Pass `run=` (a `QueryRun`) to share usage and fallbacks with the caller.
+        """
+        run: QueryRun = kwargs.get("run") or self.new_run(query)
         linking = await link_topic_entities(
             run, self.graph, self.description_embedding_store, self.text_embedder
         )
@@ -87,37 +108,31 @@ class ToGSearch:
                     stop = "sufficient"
                     break
         tables = self._tables(beam, self.settings.use_text_units)
-        context_text = evidence_text(tables) if beam else NO_EVIDENCE
-        response = await answer(run, context_text)
-        context_data = {
+        records = {
             **tables,
-            "status": self._status(run, linking.titles, linking.method, depth_reached, stop),
+            "status": self.status(run, linking.titles, linking.method, depth_reached, stop),
             "exploration": pd.DataFrame(run.exploration, columns=_EXPLORATION_COLUMNS),
             "fallbacks": pd.DataFrame(
                 [f.__dict__ for f in run.fallbacks], columns=["depth", "stage", "entity", "reason"]
             ),
         }
         tally = run.tally
-        return SearchResult(
-            response=response,
-            context_data=context_data,
-            context_text=context_text,
-            completion_time=time.perf_counter() - start,
+        return ContextBuilderResult(
+            context_chunks=evidence_text(tables) if beam else NO_EVIDENCE,
+            context_records=records,
             llm_calls=tally.total_calls,
             prompt_tokens=tally.total_prompt_tokens,
             output_tokens=tally.total_output_tokens,
-            llm_calls_categories={c: tally.llm_calls.get(c, 0) for c in CATEGORIES},
-            prompt_tokens_categories={c: tally.prompt_tokens.get(c, 0) for c in CATEGORIES},
-            output_tokens_categories={c: tally.output_tokens.get(c, 0) for c in CATEGORIES},
         )
 
     def _tables(self, beam: list[ReasoningPath], with_sources: bool) -> dict[str, pd.DataFrame]:
         units = self.settings.max_text_units if with_sources else 0
         return evidence_tables(self.graph, beam, text_units=units)
 
-    def _status(
+    def status(
         self, run: QueryRun, topics: list[str], method: str, depth: int, stop: str
     ) -> pd.DataFrame:
+        """One row: topic entities, depth reached, stop reason, fallbacks, calls and bound."""
         row = {
             "topic_entities": ", ".join(topics),
             "linked_by": method,
@@ -133,3 +148,72 @@ class ToGSearch:
             "llm_call_bound": self.settings.max_llm_calls,
         }
         return pd.DataFrame([row])
+
+
+class ToGSearch(BaseSearch[ToGContextBuilder]):
+    """Think-on-Graph search; build once per index, call `search` concurrently."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        entities: list[Entity],
+        relationships: list[Relationship],
+        text_units: list[TextUnit] | None = None,
+        description_embedding_store: VectorStore | None = None,
+        text_embedder: EmbeddingModel | None = None,
+        settings: ToGSettings | None = None,
+        prompts: ToGPrompts | None = None,
+        callbacks: list[QueryCallbacks] | None = None,
+    ) -> None:
+        settings = settings or ToGSettings()
+        builder = ToGContextBuilder(
+            model,
+            KnowledgeGraph(entities, relationships, text_units),
+            settings,
+            prompts or load_prompts(settings),
+            description_embedding_store,
+            text_embedder,
+        )
+        super().__init__(model=model, context_builder=builder, tokenizer=model.tokenizer)  # type: ignore[arg-type]
+        self.chat = model
+        self.settings = settings
+        self.callbacks = callbacks or []
+
+    async def search(
+        self,
+        query: str,
+        conversation_history: ConversationHistory | None = None,
+        **kwargs: Any,
+    ) -> SearchResult:
+        """Answer `query` by walking the graph; usage is split by ToG stage."""
+        start = time.perf_counter()
+        run = self.context_builder.new_run(query)
+        context = await self.context_builder.build_context(query, conversation_history, run=run)
+        for callback in self.callbacks:
+            callback.on_context(context.context_records)
+        response = await answer(run, str(context.context_chunks))
+        for callback in self.callbacks:
+            callback.on_llm_new_token(response)
+        context.context_records["status"]["llm_calls"] = run.tally.total_calls
+        tally = run.tally
+        return SearchResult(
+            response=response,
+            context_data=context.context_records,
+            context_text=context.context_chunks,
+            completion_time=time.perf_counter() - start,
+            llm_calls=tally.total_calls,
+            prompt_tokens=tally.total_prompt_tokens,
+            output_tokens=tally.total_output_tokens,
+            llm_calls_categories={c: tally.llm_calls.get(c, 0) for c in CATEGORIES},
+            prompt_tokens_categories={c: tally.prompt_tokens.get(c, 0) for c in CATEGORIES},
+            output_tokens_categories={c: tally.output_tokens.get(c, 0) for c in CATEGORIES},
+        )
+
+    async def stream_search(
+        self,
+        query: str,
+        conversation_history: ConversationHistory | None = None,
+    ) -> AsyncGenerator[str, None]:
+        """The answer as a stream (one piece: ToG's answer call is not streamed)."""
+        result = await self.search(query, conversation_history)
+        yield str(result.response)

@@ -9,11 +9,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gtog.errors import InputError
+from gtog.project import SETTINGS_FILES
 
-__all__ = ["SETTINGS_FILES", "ToGPromptFiles", "ToGSettings", "load_tog_settings"]
-
-SETTINGS_FILES = ("settings.yaml", "settings.yml")
-"""The project files `load_tog_settings` looks for, in order."""
+__all__ = [
+    "SETTINGS_FILES",
+    "ToGPromptFiles",
+    "ToGSettings",
+    "load_tog_settings",
+    "validate_tog_overrides",
+]
 
 
 class ToGPromptFiles(BaseModel):
@@ -94,6 +98,21 @@ def _read_block(root: Path) -> tuple[dict[str, Any], str]:
     return {}, str(root / SETTINGS_FILES[0])
 
 
+def _invalid(source: str, exc: ValidationError) -> InputError:
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in ("tog_search", *err["loc"]))
+    msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+    return InputError(f"{source}: {key}: {msg}")
+
+
+def validate_tog_overrides(overrides: dict[str, Any], source: str) -> None:
+    """Check ToG overrides on their own, so an error names the file that holds them."""
+    try:
+        ToGSettings.model_validate(overrides)
+    except ValidationError as exc:
+        raise _invalid(source, exc) from None
+
+
 def load_tog_settings(root: Path, overrides: dict[str, Any] | None = None) -> ToGSettings:
     """The project's `tog_search` block (defaults where absent) with `overrides` on top.
 
@@ -104,6 +123,4 @@ def load_tog_settings(root: Path, overrides: dict[str, Any] | None = None) -> To
     try:
         return ToGSettings.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in ("tog_search", *err["loc"]))
-        raise InputError(f"{source}: {key}: {err['msg']}") from exc
+        raise _invalid(source, exc) from None

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from string import Template
 
 from gtog.errors import InputError
+from gtog.prompts import render_prompt
 from gtog.tog.settings import ToGSettings
 
 __all__ = [
@@ -47,8 +47,7 @@ class ToGPrompts:
 
     def render(self, name: str, **values: object) -> str:
         """Stage `name`'s prompt with `values` substituted (unknown `$words` left as is)."""
-        template: str = getattr(self, name)
-        return Template(template).safe_substitute({k: str(v) for k, v in values.items()})
+        return render_prompt(getattr(self, name), values)
 
 
 def load_prompts(settings: ToGSettings, root: Path | None = None) -> ToGPrompts:

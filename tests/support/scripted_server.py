@@ -10,7 +10,10 @@ server saw them.
     ... point settings.yaml `api_base` at server.base_url ...
     server.stop()
 
-A rule's reply may be a string, or a `Fail(status, message)` to return an HTTP error.
+A rule's reply may be a string, a `Fail(status, message)` to return an HTTP error (the
+message may quote the request's key as `{api_key}`, as providers do), or a `Hang(seconds)`
+for a reply that does not come in time. `server.faults = Faults(rate=0.2)` injects random
+429/500 errors into a share of all requests (seeded; `server.injected` counts them).
 Requests that no rule matches are answered with `UNSCRIPTED` and listed in
 `server.unscripted`, so a test can assert that every call was foreseen.
 Run `python -m tests.support.scripted_server --port 0` to serve the default rules
@@ -33,6 +36,8 @@ from typing import Any
 __all__ = [
     "ChatRequest",
     "Fail",
+    "Faults",
+    "Hang",
     "LogEntry",
     "Rule",
     "ScriptedServer",
@@ -77,6 +82,8 @@ class ChatRequest:
     """One chat request as the rules see it."""
 
     body: dict[str, Any]
+    api_key: str = ""
+    """The bearer token the client sent."""
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -122,10 +129,43 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class Fail:
-    """A scripted HTTP error reply."""
+    """A scripted HTTP error reply (`{api_key}` in the message is the request's key)."""
 
     status: int = 500
     message: str = "scripted failure"
+
+
+@dataclass(frozen=True)
+class Hang:
+    """A reply that takes `seconds` to come (a 504 after that, if the client still waits)."""
+
+    seconds: float = 3600.0
+
+
+class Faults:
+    """Random HTTP errors on a share of requests, reproducible from `seed`."""
+
+    def __init__(
+        self,
+        rate: float,
+        statuses: tuple[int, ...] = (429, 500),
+        seed: int = 0,
+        kinds: tuple[str, ...] = ("chat", "embeddings"),
+    ) -> None:
+        import random
+
+        self.rate, self.statuses, self.kinds = rate, statuses, kinds
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+
+    def draw(self, kind: str) -> int | None:
+        """The status to fail this request with, or None to answer it."""
+        if kind not in self.kinds:
+            return None
+        with self._lock:
+            if self._random.random() >= self.rate:
+                return None
+            return self._random.choice(self.statuses)
 
 
 @dataclass
@@ -134,7 +174,7 @@ class Rule:
 
     name: str
     match: Callable[[ChatRequest], bool]
-    reply: Callable[[ChatRequest], str | Fail]
+    reply: Callable[[ChatRequest], str | Fail | Hang]
 
 
 @dataclass
@@ -173,6 +213,10 @@ class ScriptedServer:
         self.delay = delay
         """Seconds to wait before each chat reply (to make interruption tests deterministic)."""
         self.log: list[LogEntry] = []
+        self.faults: Faults | None = None
+        """Random errors injected before any rule is asked (None: none)."""
+        self.injected: list[tuple[str, int]] = []
+        """(kind, status) of every injected fault."""
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", port), self._handler_class())
         self._httpd.daemon_threads = True
@@ -223,7 +267,7 @@ class ScriptedServer:
         return [e for e in self.chat_log() if e.rule is None]
 
     # -- answering ---------------------------------------------------------------------
-    def answer(self, request: ChatRequest) -> tuple[str | None, str | Fail]:
+    def answer(self, request: ChatRequest) -> tuple[str | None, str | Fail | Hang]:
         """The first matching rule's name and reply."""
         for rule in self.rules:
             if rule.match(request):
@@ -269,6 +313,13 @@ class ScriptedServer:
                     self._send_json(400, {"error": {"message": "invalid JSON body"}})
                     return
                 path = self.path.rstrip("/")
+                kind = "chat" if path.endswith("/chat/completions") else "embeddings"
+                status = server.faults.draw(kind) if server.faults is not None else None
+                if status is not None:
+                    with server._lock:
+                        server.injected.append((kind, status))
+                    self._send_json(status, {"error": {"message": "injected", "type": "fault"}})
+                    return
                 if path.endswith("/chat/completions"):
                     self._chat(body)
                 elif path.endswith("/embeddings"):
@@ -306,10 +357,16 @@ class ScriptedServer:
                 )
 
             def _chat(self, body: dict[str, Any]) -> None:
-                request = ChatRequest(body)
+                auth = self.headers.get("Authorization") or ""
+                request = ChatRequest(body, api_key=auth.removeprefix("Bearer ").strip())
                 rule, reply = server.answer(request)
                 if server.delay:
                     time.sleep(server.delay)
+                if isinstance(reply, Hang):
+                    time.sleep(reply.seconds)
+                    reply = Fail(504, "gateway timeout")
+                if isinstance(reply, Fail) and "{api_key}" in reply.message:
+                    reply = Fail(reply.status, reply.message.replace("{api_key}", request.api_key))
                 prompt_tokens = count_tokens(request.prompt)
                 if isinstance(reply, Fail):
                     server._record(

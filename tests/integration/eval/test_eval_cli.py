@@ -82,7 +82,9 @@ def test_eval_runs_local_and_basic_and_writes_both_files(
     judged_tokens = sum(u["prompt_tokens"] for u in summary["judge_usage"].values())
     assert judged_tokens == sum(e.prompt_tokens for e in judge_calls)
     assert all(e.temperature == 0.0 for e in judge_calls)
-    assert all(e.request["response_format"] == {"type": "json_object"} for e in judge_calls)
+    formats = [e.request["response_format"] for e in judge_calls]
+    assert all(f["type"] == "json_schema" for f in formats), formats[0]  # structured output
+    assert all(f["json_schema"]["name"] == "Verdict" for f in formats)
     assert all(e.request["max_completion_tokens"] == 300 for e in judge_calls)
 
     # the API key is never written anywhere

@@ -4,9 +4,10 @@ from pathlib import Path
 import pytest
 
 from gtog.errors import InputError
-from gtog.eval.checkpoint import Checkpoint, fingerprint_mismatch, read_checkpoint
+from gtog.eval.checkpoint import Checkpoint, read_checkpoint
 from gtog.eval.judges import Judgement
-from gtog.eval.records import Efficiency, MethodRecord, RunFingerprint
+from gtog.eval.log import DatasetSpec, EvalSpec, JudgeSpec, spec_changes
+from gtog.eval.records import Efficiency, MethodRecord
 from gtog.eval.results import detailed_results, summarize, write_json_atomic
 
 METRICS = ["correctness", "faithfulness"]
@@ -87,7 +88,11 @@ def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:
     assert [x.name for x in tmp_path.iterdir()] == ["out.json"]
 
 
-FP = RunFingerprint(dataset="d1", judge_models={"a": "openai/x@T0"}, prompts="p1", metrics=METRICS)
+FP = EvalSpec(
+    dataset=DatasetSpec(path="qa.json", hash="d1", questions=3),
+    methods=["tog", "local"],
+    judge=JudgeSpec(models={"a": "openai/x@T0"}, prompts="p1", metrics=METRICS),
+)
 
 
 def test_checkpoint_roundtrip_drops_torn_last_line(tmp_path: Path) -> None:
@@ -108,14 +113,18 @@ def test_checkpoint_roundtrip_drops_torn_last_line(tmp_path: Path) -> None:
     assert [r.key for r in records] == [("1", "local"), ("2", "local"), ("3", "local")]
 
 
-def test_fingerprint_mismatch_reasons() -> None:
-    assert fingerprint_mismatch(FP, FP) is None
-    assert "dataset" in fingerprint_mismatch(FP, FP.model_copy(update={"dataset": "d2"}))
-    assert "prompts" in fingerprint_mismatch(FP, FP.model_copy(update={"prompts": "p2"}))
-    other = FP.model_copy(update={"judge_models": {"a": "openai/y@T0"}})
-    assert "judge model" in fingerprint_mismatch(FP, other)
-    more = FP.model_copy(update={"judge_models": {"b": "openai/y@T0"}})
-    assert fingerprint_mismatch(FP, more) is None  # a new index is not a conflict
+def _judge(**update: object) -> EvalSpec:
+    return FP.model_copy(update={"judge": FP.judge.model_copy(update=update)})
+
+
+def test_spec_changes_name_what_changed() -> None:
+    assert spec_changes(FP, FP) == []
+    changed = FP.model_copy(update={"dataset": FP.dataset.model_copy(update={"hash": "d2"})})
+    assert "dataset" in " ".join(spec_changes(FP, changed))
+    assert "prompts" in " ".join(spec_changes(FP, _judge(prompts="p2")))
+    assert "judge model" in " ".join(spec_changes(FP, _judge(models={"a": "openai/y@T0"})))
+    more = _judge(models={"b": "openai/y@T0"})
+    assert spec_changes(FP, more) == []  # a new index is not a conflict
 
 
 def test_not_a_checkpoint(tmp_path: Path) -> None:

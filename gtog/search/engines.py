@@ -1,15 +1,18 @@
-"""Search methods for evaluation: built once per index, each call a `SearchResult`.
+"""Search methods: built once per index from a loaded project, each call metered.
 
-graphrag's engines come from `graphrag.query.factory`. Two upstream behaviours are
+graphrag's engines come from `graphrag.query.factory`. Three upstream behaviours are
 corrected here, without copying graphrag code:
 
 - Usage: graphrag streams the final answer and then *estimates* tokens with a tokenizer
   (prompt = system prompt only). `MeteredCompletion` wraps the engine's model, turns each
-  streamed call into one non-streamed call, and records the server-reported usage of every
-  call into the current question's `SearchMeter` (a context variable, so one engine can
+  streamed call into one non-streamed call, and counts the server-reported usage of every
+  call in the current question's `UsageMeter` (a context variable, so one engine can
   serve many questions concurrently).
-- Errors: `LocalSearch.search()` logs and swallows exceptions, returning an empty answer.
-  The meter keeps the exception and `run_search` raises it, so a failed search is an error.
+- Errors: `LocalSearch.search()` logs and swallows every exception (an LLM error, or a
+  prompt with an unknown `{placeholder}` before any call) and answers "". `run_search`
+  turns a recorded LLM error, an exception graphrag logged while swallowing it, or an
+  empty answer without a successful completion into `SearchFailed`, which carries what
+  the search spent before it failed.
 - `BasicSearch.search()` in graphrag 3.3 never awaits its completion and always answers
   "". `AnsweringBasicSearch` overrides `search` to await it.
 
@@ -18,10 +21,11 @@ Add a method by adding one entry to `METHODS`.
 
 from __future__ import annotations
 
-import contextvars
+import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -29,8 +33,8 @@ import pandas as pd
 from graphrag.query.structured_search.base import SearchResult
 from graphrag.query.structured_search.basic_search.search import BasicSearch
 
-from gtog.errors import InputError
-from gtog.llm import ChatModel, UsageTally, reply_of
+from gtog.errors import InputError, describe_exception
+from gtog.llm import ChatModel, UsageMeter, UsageTally, current_meter, fatal_reason, metering
 
 if TYPE_CHECKING:
     from graphrag.query.context_builder.conversation_history import ConversationHistory
@@ -45,6 +49,7 @@ __all__ = [
     "MeteredCompletion",
     "SearchEngine",
     "SearchFailed",
+    "SearchOutcome",
     "build_engine",
     "retrieved_sources",
     "run_search",
@@ -58,29 +63,55 @@ class SearchEngine(Protocol):
 
 
 class SearchFailed(Exception):
-    """A search raised, or its engine swallowed an LLM error."""
+    """A search raised, timed out, or its engine swallowed an error; `usage` is what it spent."""
+
+    def __init__(self, message: str, usage: UsageTally, seconds: float) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.seconds = seconds
 
 
 @dataclass
-class SearchMeter:
-    """Usage and errors of the LLM calls made for one question."""
+class SearchOutcome:
+    """A successful search: graphrag's result, the metered usage and the wall time."""
 
-    tally: UsageTally = field(default_factory=UsageTally)
-    errors: list[BaseException] = field(default_factory=list)
+    result: SearchResult
+    usage: UsageTally
+    seconds: float
 
 
-_meter: contextvars.ContextVar[SearchMeter | None] = contextvars.ContextVar(
-    "gtog_search_meter", default=None
-)
+class _SwallowedErrors(logging.Handler):
+    """Hands exceptions that graphrag's engines log (and swallow) to the current meter."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        meter = current_meter()
+        if meter is not None and record.exc_info and record.exc_info[1] is not None:
+            meter.errors.append(record.exc_info[1])
+
+
+_SWALLOW_LOGGER = "graphrag.query.structured_search"
+
+
+def _watch_swallowed_errors() -> None:
+    logger = logging.getLogger(_SWALLOW_LOGGER)
+    if not any(isinstance(h, _SwallowedErrors) for h in logger.handlers):
+        logger.addHandler(_SwallowedErrors(level=logging.ERROR))
 
 
 class MeteredCompletion:
-    """An `LLMCompletion` stand-in that records each call's real usage in the current meter."""
+    """An `LLMCompletion` stand-in that counts each call's real usage in the current meter."""
 
-    def __init__(self, inner: LLMCompletion, config: ModelConfig, category: str = "response"):
-        self._chat = ChatModel(inner, config, model_id=category)
+    def __init__(
+        self,
+        inner: LLMCompletion,
+        config: ModelConfig,
+        model_id: str,
+        category: str = "response",
+    ) -> None:
+        self._chat = ChatModel(inner, config, model_id=model_id)
         self._inner = inner
         self._category = category
+        self._model_config = config
 
     @property
     def tokenizer(self) -> Any:
@@ -96,22 +127,11 @@ class MeteredCompletion:
         """One non-streamed call; a stream is replayed from its full text."""
         stream = bool(kwargs.pop("stream", False))
         kwargs.pop("stream_options", None)
-        messages = kwargs.get("messages")
+        messages = kwargs.pop("messages")
         if isinstance(messages, str):
-            messages = kwargs["messages"] = [{"role": "user", "content": messages}]
-        meter = _meter.get()
-        try:
-            response = await self._inner.completion_async(**kwargs)
-        except BaseException as exc:
-            if meter is not None:
-                meter.errors.append(exc)
-            raise
-        reply = reply_of(response, messages or [], self._chat)
-        if meter is not None:
-            meter.tally.add(self._category, reply)
-        if stream:
-            return _replay(reply.text)
-        return response
+            messages = [{"role": "user", "content": messages}]
+        response, reply = await self._chat.complete(messages, category=self._category, **kwargs)
+        return _replay(reply.text) if stream else response
 
     def completion(self, **kwargs: Any) -> Any:
         """Synchronous calls are not metered; engines here only call `completion_async`."""
@@ -168,11 +188,11 @@ class AnsweringBasicSearch(BasicSearch):
         )
 
 
-def _meter_model(engine: Any) -> None:
+def _meter_model(engine: Any, model_id: str) -> None:
     model_config = engine.model._model_config if hasattr(engine.model, "_model_config") else None
     if model_config is None:
         raise RuntimeError("cannot meter a model without its ModelConfig")
-    engine.model = MeteredCompletion(engine.model, model_config)
+    engine.model = MeteredCompletion(engine.model, model_config, model_id)
 
 
 async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine:
@@ -204,7 +224,7 @@ async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine
         response_type=options.get("response_type", "Single Paragraph"),
         system_prompt=project.prompt(project.config.local_search.prompt),
     )
-    _meter_model(engine)
+    _meter_model(engine, project.config.local_search.completion_model_id)
     return engine
 
 
@@ -230,7 +250,7 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
         model_params=upstream.model_params,
         context_builder_params=upstream.context_builder_params,
     )
-    _meter_model(engine)
+    _meter_model(engine, project.config.basic_search.completion_model_id)
     return engine
 
 
@@ -241,10 +261,18 @@ async def build_tog(project: Project, options: dict[str, Any]) -> SearchEngine:
     from gtog.tog.factory import get_tog_search_engine
     from gtog.tog.settings import load_tog_settings
 
-    settings = load_tog_settings(project.root, options.get("tog_search") or None)
+    overrides = dict(options.get("tog_search") or {})
+    if options.get("response_type"):
+        overrides.setdefault("response_type", options["response_type"])
+    settings = load_tog_settings(project.root, overrides or None)
     try:
         store = project.vector_store(entity_description_embedding)
-    except Exception:
+    except Exception:  # linking works without it (titles, then no embedding fallback)
+        logging.getLogger(__name__).warning(
+            "%s: no entity-description embedding store; ToG links by titles only",
+            project.root,
+            exc_info=True,
+        )
         store = None
     return get_tog_search_engine(
         config=project.config,
@@ -274,44 +302,73 @@ async def build_engine(method: str, project: Project, options: dict[str, Any]) -
     return await METHODS[method](project, options)
 
 
-async def run_search(engine: SearchEngine, query: str) -> SearchResult:
-    """Run one search; usage is the server's, and a swallowed LLM error is raised."""
-    meter = SearchMeter()
-    token = _meter.set(meter)
-    start = time.perf_counter()
-    try:
-        result = await engine.search(query)
-    finally:
-        _meter.reset(token)
+def _failure(meter: UsageMeter, result: SearchResult | None) -> BaseException | str | None:
+    """Why a search that returned `result` (None: it raised) failed, or None if it did not."""
+    fatal = [e for e in meter.errors if fatal_reason(e) is not None]
+    if fatal:
+        return fatal[0]
     if meter.errors:
-        raise SearchFailed(_describe(meter.errors[0]))
-    result.completion_time = time.perf_counter() - start
+        return meter.errors[0]
+    empty = result is not None and not str(result.response or "").strip()
+    if empty and meter.tally.total_calls == 0:
+        return "the engine returned an empty answer without a successful LLM call"
+    return None
+
+
+async def run_search(
+    engine: SearchEngine, query: str, *, timeout: float | None = None
+) -> SearchOutcome:
+    """Run one search with the server's usage; any failure raises `SearchFailed`.
+
+    A fatal provider error (see `gtog.llm.fatal_reason`) is raised as itself, so the
+    caller can stop the run. `timeout` bounds the whole search.
+    """
+    _watch_swallowed_errors()
+    start = time.perf_counter()
+    result: SearchResult | None = None
+    with metering() as meter:
+        try:
+            result = await asyncio.wait_for(engine.search(query), timeout)
+        except TimeoutError:
+            raise SearchFailed(
+                f"timed out after {timeout:g} s", meter.tally, time.perf_counter() - start
+            ) from None
+        except SearchFailed:
+            raise
+        except Exception as exc:
+            meter.errors.insert(0, exc)
+    seconds = time.perf_counter() - start
+    why = _failure(meter, result)
+    if isinstance(why, BaseException):
+        if fatal_reason(why) is not None:
+            raise why
+        raise SearchFailed(describe_exception(why), meter.tally, seconds) from why
+    if why is not None or result is None:
+        raise SearchFailed(why or "no result", meter.tally, seconds)
     tally = meter.tally
-    if tally.total_calls == 0:
-        # engines built on gtog.llm (ToG) count their own calls from server usage
-        return result
+    result.completion_time = seconds
     result.llm_calls = tally.total_calls
     result.prompt_tokens = tally.total_prompt_tokens
     result.output_tokens = tally.total_output_tokens
-    result.llm_calls_categories = dict(tally.llm_calls)
-    result.prompt_tokens_categories = dict(tally.prompt_tokens)
-    result.output_tokens_categories = dict(tally.output_tokens)
-    return result
+    stages = list(dict.fromkeys([*(result.llm_calls_categories or {}), *tally.llm_calls]))
+    result.llm_calls_categories = {s: tally.llm_calls.get(s, 0) for s in stages}
+    result.prompt_tokens_categories = {s: tally.prompt_tokens.get(s, 0) for s in stages}
+    result.output_tokens_categories = {s: tally.output_tokens.get(s, 0) for s in stages}
+    return SearchOutcome(result, tally, seconds)
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+def retrieved_sources(result: SearchResult) -> list[dict[str, str]] | None:
+    """The text units a result's context used, as `{id, text}` (for retrieval metrics).
 
-
-def retrieved_sources(result: SearchResult) -> list[dict[str, str]]:
-    """The text units a result's context used, as `{id, text}` (for retrieval metrics)."""
+    None when the method records no source table at all (e.g. ToG without text units):
+    that is "no retrieval to score", not "retrieved nothing".
+    """
     data = result.context_data
     if not isinstance(data, dict):
-        return []
+        return None
     for key in ("sources", "text_units"):
         df = data.get(key)
-        if isinstance(df, pd.DataFrame) and not df.empty and "text" in df.columns:
+        if isinstance(df, pd.DataFrame) and "text" in df.columns:
             id_col = "id" if "id" in df.columns else df.columns[0]
             return [{"id": str(row[id_col]), "text": str(row["text"])} for _, row in df.iterrows()]
-    return []
+    return None
