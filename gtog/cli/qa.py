@@ -30,9 +30,10 @@ ConfigOption = Annotated[
     typer.Option(
         "--config",
         "-c",
-        help="graphrag settings.yaml (or project dir), or a YAML with completion_model/"
-        "embedding_model in graphrag_llm ModelConfig shape. Default: OpenAI gpt-4o-mini "
-        "when OPENAI_API_KEY is set, else the LLM metrics are skipped.",
+        help="graphrag settings.yaml (or project dir), a YAML with completion_model/"
+        "embedding_model in graphrag_llm ModelConfig shape, or graphrag-eval 6.x's config "
+        "(llm: generation/embedding). Default: OpenAI gpt-4o-mini when OPENAI_API_KEY is "
+        "set, else the LLM metrics are skipped.",
     ),
 ]
 
@@ -57,27 +58,67 @@ def qa_eval(
     ] = None,
     config: ConfigOption = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Questions evaluated at once.")] = 4,
+    semantics: Annotated[
+        str,
+        typer.Option(
+            help="Scoring rules: 'seed' (the graphrag-eval README gtog follows) or "
+            "'graphrag-eval-6' (graphrag-eval 6.x's steps_score, step matching and "
+            "aggregates)."
+        ),
+    ] = "seed",
 ) -> None:
-    """Evaluate responses against reference Q&A data (graphrag-eval's run_evaluation)."""
+    """Evaluate responses against reference Q&A data (graphrag-eval's run_evaluation).
+
+    A malformed question or response becomes that question's error record (listed on
+    stderr); a malformed file structure exits 2 and writes nothing.
+    """
     from gtog.qa import compute_aggregates, run_evaluation
-    from gtog.qa.io import InputError, dump_data, load_data, validate_reference, validate_responses
+    from gtog.qa.io import (
+        InputError,
+        dump_data,
+        input_problems,
+        load_data,
+        validate_reference,
+        validate_responses,
+    )
     from gtog.qa.models import ConfigError, load_judge_models
+    from gtog.qa.semantics import check_semantics
 
     try:
+        rules = check_semantics(semantics)
+    except ValueError as exc:
+        raise _fail(f"--semantics: {exc}") from None
+    sources = (str(reference), str(responses))
+    try:
         reference_data = load_data(reference)
-        validate_reference(reference_data, str(reference))
+        validate_reference(reference_data, sources[0])
         response_data = load_data(responses)
-        validate_responses(response_data, str(responses))
+        validate_responses(response_data, sources[1])
         models = load_judge_models(config)
     except (InputError, ConfigError) as exc:
         raise _fail(str(exc)) from None
-    results = run_evaluation(reference_data, response_data, models=models, concurrency=concurrency)
-    summary = compute_aggregates(results)
+    problems = input_problems(reference_data, response_data, sources)
+    err = Console(stderr=True)
+    for qid, problem in problems.items():
+        err.print(
+            f"[yellow]warning:[/yellow] question {qid!r} not evaluated: {problem}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    results = run_evaluation(
+        reference_data,
+        response_data,
+        models=models,
+        concurrency=concurrency,
+        semantics=rules,
+        sources=sources,
+    )
+    summary = compute_aggregates(results, semantics=rules)
     dump_data(output, results)
     if aggregates is not None:
         dump_data(aggregates, summary)
     micro = summary["micro"]
-    table = Table(title=f"QA evaluation ({len(results)} questions)")
+    table = Table(title=f"QA evaluation ({len(results)} questions, {rules} rules)")
     table.add_column("metric")
     table.add_column("mean", justify="right")
     table.add_row(

@@ -2,8 +2,11 @@
 
 from gtog.qa import run_evaluation, compute_aggregates
 
-results = run_evaluation(reference_qas, chat_responses, config="settings.yaml")
+results = run_evaluation(reference_qas, chat_responses)  # blocks; also in Jupyter
 aggregates = compute_aggregates(results)
+
+Async code (graphrag-eval 6.x's shape): `from gtog.qa.aio import run_evaluation` and
+`await run_evaluation(...)`. graphrag-eval 6.x's rules: `semantics="graphrag-eval-6"`.
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from gtog.qa.evaluation import run_evaluation, run_evaluation_async
 from gtog.qa.io import InputError
 from gtog.qa.models import ConfigError, JudgeModels, load_judge_models
 from gtog.qa.retrieval import average_precision, recall_at_k
+from gtog.qa.semantics import SEMANTICS, Semantics
 from gtog.qa.sparql import compare_sparql_results
 
 __all__ = [
+    "SEMANTICS",
     "ConfigError",
     "InputError",
     "JudgeModels",
+    "Semantics",
     "average_precision",
     "compare_sparql_results",
     "compute_aggregates",

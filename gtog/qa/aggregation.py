@@ -4,6 +4,11 @@ Statistics (`sum`, `mean`, `median`, `min`, `max`) are taken over the successful
 samples that have the metric; a missing or null value is skipped, never counted as 0,
 and a metric no sample has is left out. Retrieval metrics come from the `retrieval`
 steps: every evaluated step is one observation.
+
+Under graphrag-eval 6.x rules (`semantics="graphrag-eval-6"`) error samples enter the
+statistics and step counts too, `micro` gains the summed `steps` counts, and each
+template's retrieval metrics sit inside its `steps` mapping, as graphrag-eval 6.x
+writes them.
 """
 
 from __future__ import annotations
@@ -12,7 +17,10 @@ import json
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from gtog.qa.semantics import GE6, SEED, Semantics, check_semantics
 
 __all__ = ["METRICS", "STEP_METRICS", "compute_aggregates", "step_counts", "summary_stats"]
 
@@ -71,6 +79,8 @@ def _series(samples: Iterable[Mapping[str, Any]]) -> dict[str, list[float]]:
 
 
 def _is_empty_result(output: Any) -> bool:
+    """A SPARQL-shaped result with no bindings (graphrag-eval's rule: an empty list or
+    any other output is not an "empty result")."""
     try:
         data = json.loads(output) if isinstance(output, str) else output
     except (json.JSONDecodeError, TypeError):
@@ -78,7 +88,7 @@ def _is_empty_result(output: Any) -> bool:
     if isinstance(data, Mapping):
         results = data.get("results")
         return isinstance(results, Mapping) and results.get("bindings") == []
-    return isinstance(data, list) and not data
+    return False
 
 
 def step_counts(samples: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
@@ -106,33 +116,79 @@ def step_counts(samples: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int
     }
 
 
-def _group_stats(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _group_stats(samples: Sequence[Mapping[str, Any]], semantics: Semantics) -> dict[str, Any]:
     ok = [s for s in samples if not _is_error(s)]
     stats: dict[str, Any] = {
         "number_of_error_samples": len(samples) - len(ok),
         "number_of_success_samples": len(ok),
     }
-    series = _series(ok)
+    series = _series(samples if semantics == GE6 else ok)
     for metric in (*METRICS, *STEP_METRICS):
         if series.get(metric):
             stats[metric] = summary_stats(series[metric])
     return stats
 
 
-def compute_aggregates(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """`per_template`, `micro` and `macro` aggregates of `run_evaluation`'s output."""
+def _check_config(config_file_path: str | Path | None) -> None:
+    """graphrag-eval 6.x reads custom metric names from its config; gtog has none, so it
+    refuses a config that declares them rather than leave them out silently."""
+    if config_file_path is None:
+        return
+    from gtog.qa.io import InputError, load_data
+    from gtog.qa.models import ConfigError
+
+    try:
+        data = load_data(config_file_path)
+    except InputError as exc:
+        raise ConfigError(str(exc)) from exc
+    if isinstance(data, Mapping) and data.get("custom_evaluations"):
+        raise ConfigError(f"{config_file_path}: custom_evaluations: not supported by gtog.qa")
+
+
+def compute_aggregates(
+    samples: Sequence[Mapping[str, Any]],
+    config_file_path: str | Path | None = None,
+    *,
+    semantics: Semantics = SEED,
+) -> dict[str, Any]:
+    """`per_template`, `micro` and `macro` aggregates of `run_evaluation`'s output.
+
+    `config_file_path` is graphrag-eval 6.x's argument (accepted; see `_check_config`);
+    pass the `semantics` given to `run_evaluation`.
+    """
+    semantics = check_semantics(semantics)
+    _check_config(config_file_path)
+    ge6 = semantics == GE6
     by_template: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
     for sample in samples:
         by_template[sample.get("template_id")].append(sample)
     per_template: dict[Any, dict[str, Any]] = {}
     for template_id, group in by_template.items():
-        stats = _group_stats(group)
-        stats["steps"] = step_counts(s for s in group if not _is_error(s))
+        stats = _group_stats(group, semantics)
+        counts = step_counts(s for s in group if ge6 or not _is_error(s))
+        if ge6:  # graphrag-eval 6.x leaves out empty counts and nests step metrics
+            counts = {k: v for k, v in counts.items() if v}
+            counts.update({m: stats.pop(m) for m in STEP_METRICS if m in stats})
+        if counts or not ge6:
+            stats["steps"] = counts
         per_template[template_id] = stats
-    micro = _group_stats(samples)
+    micro = _group_stats(samples, semantics)
+    if ge6:
+        counts = {k: v for k, v in step_counts(samples).items() if v}
+        if counts:
+            micro["steps"] = counts
     macro: dict[str, dict[str, float]] = {}
     for metric in (*METRICS, *STEP_METRICS):
-        means = [t[metric]["mean"] for t in per_template.values() if metric in t]
+        found = (_template_stat(t, metric) for t in per_template.values())
+        means = [stat["mean"] for stat in found if stat is not None]
         if means:
             macro[metric] = {"mean": statistics.fmean(means)}
     return {"per_template": per_template, "micro": micro, "macro": macro}
+
+
+def _template_stat(stats: Mapping[str, Any], metric: str) -> Mapping[str, float] | None:
+    """A template's statistics of `metric`, top level or (6.x layout) inside `steps`."""
+    value = stats.get(metric)
+    if value is None and metric in STEP_METRICS:
+        value = stats.get("steps", {}).get(metric)
+    return value

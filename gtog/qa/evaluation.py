@@ -1,20 +1,37 @@
-"""`run_evaluation`: graphrag-eval's per-question evaluation, concurrent and non-mutating."""
+"""`run_evaluation`: graphrag-eval's per-question evaluation, concurrent and non-mutating.
+
+Two entry points, one job each:
+
+* `run_evaluation(...)` (the seed's call) blocks and returns the list of records. It
+  works in scripts and where an event loop is already running in the thread
+  (Jupyter): there the evaluation runs on its own loop in a worker thread while the
+  caller waits, so it never needs `nest_asyncio`.
+* `run_evaluation_async(...)` is a coroutine function for async code; `gtog.qa.aio`
+  exports it as `run_evaluation`, so code written for graphrag-eval 6.x
+  (`await run_evaluation(...)`, `asyncio.run(run_evaluation(...))`) runs unchanged
+  after changing its import to `from gtog.qa.aio import ...`.
+
+Both return a plain `list[dict]`; neither result is a hybrid of value and awaitable.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import copy
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from gtog.qa.io import responses_by_id, validate_reference, validate_responses
+from gtog.qa.io import input_problems, responses_by_id, validate_reference, validate_responses
 from gtog.qa.llm_metrics import answer_correctness, answer_relevance, retrieval_metrics
 from gtog.qa.models import JudgeModels, load_judge_models
+from gtog.qa.semantics import GE6, SEED, Semantics, check_semantics
 from gtog.qa.steps import RETRIEVAL, match_steps, parse_contexts, steps_score
 
-__all__ = ["evaluate_question", "run_evaluation", "run_evaluation_async"]
+__all__ = ["evaluate_question", "run_blocking", "run_evaluation", "run_evaluation_async"]
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec")
@@ -92,8 +109,13 @@ async def evaluate_question(
     models: JudgeModels,
     *,
     relevance_questions: int = 3,
+    semantics: Semantics = SEED,
 ) -> dict[str, Any]:
-    """The output record of one question (inputs are copied, never changed)."""
+    """The output record of one question (inputs are copied, never changed).
+
+    An error response gets an error record; under graphrag-eval 6.x rules its steps
+    and answer are still evaluated (graphrag-eval does, and counts them).
+    """
     record: dict[str, Any] = {
         "template_id": template_id,
         "question_id": question["id"],
@@ -109,20 +131,25 @@ async def evaluate_question(
         return record
     if _is_error(response):
         record.update(status="error", error=str(response.get("error") or "error response"))
-        record.update(_usage(response))
-        return record
-    record["status"] = "success"
+        if semantics != GE6:
+            record.update(_usage(response))
+            return record
+    else:
+        record["status"] = "success"
     answer = response.get("actual_answer")
     if answer is not None:
         record["actual_answer"] = answer
         text = question["question_text"]
-        jobs = [answer_relevance(models.chat, models.embedding, text, answer, relevance_questions)]
-        if question.get("reference_answer") is not None:
-            jobs.insert(
-                0,
+        jobs = []
+        if question.get("reference_answer") is not None and models.answer_correctness:
+            jobs.append(
                 answer_correctness(
                     models.chat, question["question_text"], question["reference_answer"], answer
-                ),
+                )
+            )
+        if models.answer_relevance:
+            jobs.append(
+                answer_relevance(models.chat, models.embedding, text, answer, relevance_questions)
             )
         for result in await asyncio.gather(*jobs):
             record.update(result)
@@ -131,13 +158,13 @@ async def evaluate_question(
         record["actual_steps"] = actual_steps
     matched_reference: dict[int, Mapping[str, Any]] = {}
     if reference_steps is not None:
-        matches = match_steps(reference_steps, actual_steps)
+        matches = match_steps(reference_steps, actual_steps, semantics)
         for m in matches:
             ref_step = reference_steps[m.group][m.reference_index]
             ref_step["matches"] = actual_steps[m.actual_index].get("id")
             if ref_step.get("name") == RETRIEVAL:
                 matched_reference[m.actual_index] = ref_step
-        record["steps_score"] = steps_score(reference_steps, matches)
+        record["steps_score"] = steps_score(reference_steps, matches, semantics)
     await asyncio.gather(
         *(
             _retrieval_step_metrics(step, matched_reference.get(i), question, models)
@@ -149,26 +176,44 @@ async def evaluate_question(
     return record
 
 
+def _judge_models(
+    models: JudgeModels | None, config_file_path: str | Path | None, config: str | Path | None
+) -> JudgeModels:
+    if config_file_path is not None and config is not None:
+        raise TypeError("pass either config_file_path or config, not both")
+    if models is not None:
+        return models
+    return load_judge_models(config_file_path if config_file_path is not None else config)
+
+
 async def run_evaluation_async(
     reference_qas: Sequence[Mapping[str, Any]],
     chat_responses: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    config_file_path: str | Path | None = None,
     *,
+    semantics: Semantics = SEED,
     models: JudgeModels | None = None,
     config: str | Path | None = None,
     concurrency: int = 4,
     relevance_questions: int = 3,
     progress: bool = True,
+    sources: tuple[str, str] = ("reference", "responses"),
 ) -> list[dict[str, Any]]:
     """Evaluate every reference question against its response, `concurrency` at a time.
 
-    Judge models come from `models`, else from `config` (see `gtog.qa.models`), else
-    from graphrag-eval's defaults when `OPENAI_API_KEY` is set. Results are in the
-    reference's question order.
+    Judge models come from `models`, else from `config_file_path` (alias `config`; a
+    graphrag settings file, a judge-model YAML or graphrag-eval 6.x's config, see
+    `gtog.qa.models`), else from graphrag-eval's defaults when `OPENAI_API_KEY` is set.
+    `semantics="graphrag-eval-6"` applies graphrag-eval 6.x's step rules. A malformed
+    question or response becomes that question's error record (the message names the
+    source in `sources` and the field); a malformed structure raises `InputError`.
+    Results are in the reference's question order.
     """
-    validate_reference(reference_qas)
-    validate_responses(chat_responses)
-    if models is None:
-        models = load_judge_models(config)
+    semantics = check_semantics(semantics)
+    validate_reference(reference_qas, sources[0])
+    validate_responses(chat_responses, sources[1])
+    models = _judge_models(models, config_file_path, config)
+    problems = input_problems(list(reference_qas), chat_responses, sources)  # type: ignore[arg-type]
     responses = responses_by_id(chat_responses)  # type: ignore[arg-type]
     items = [(t["template_id"], q) for t in reference_qas for q in t["questions"]]
     known = {str(q["id"]) for _, q in items}
@@ -177,7 +222,16 @@ async def run_evaluation_async(
             log.warning("response for unknown question id %r ignored", qid)
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
+    def failed(template_id: Any, question: Mapping[str, Any], error: str) -> dict[str, Any]:
+        record = {"template_id": template_id, "question_id": question["id"]}
+        if isinstance(question.get("question_text"), str):
+            record["question_text"] = question["question_text"]
+        return {**record, "status": "error", "error": error}
+
     async def one(template_id: Any, question: Mapping[str, Any]) -> dict[str, Any]:
+        problem = problems.get(str(question["id"]))
+        if problem:
+            return failed(template_id, question, f"invalid input: {problem}")
         async with semaphore:
             try:
                 return await evaluate_question(
@@ -186,16 +240,12 @@ async def run_evaluation_async(
                     responses.get(str(question["id"])),
                     models,
                     relevance_questions=relevance_questions,
+                    semantics=semantics,
                 )
             except Exception as exc:  # one question never aborts the run
                 log.exception("evaluation of question %r failed", question["id"])
-                return {
-                    "template_id": template_id,
-                    "question_id": question["id"],
-                    "question_text": question["question_text"],
-                    "status": "error",
-                    "error": f"evaluation failed: {type(exc).__name__}: {exc}",
-                }
+                error = f"evaluation failed: {type(exc).__name__}: {exc}"
+                return failed(template_id, question, error)
 
     tasks = [asyncio.ensure_future(one(t, q)) for t, q in items]
     if progress and tasks:
@@ -209,25 +259,50 @@ async def run_evaluation_async(
     return list(await asyncio.gather(*tasks))
 
 
+def run_blocking(make: Callable[[], Awaitable[T]]) -> T:
+    """Run the coroutine `make()` to completion and return its value, also when an event
+    loop is already running in this thread (then on a private loop in a worker thread)."""
+
+    async def main() -> T:
+        return await make()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, main()).result()
+
+
 def run_evaluation(
     reference_qas: Sequence[Mapping[str, Any]],
     chat_responses: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    config_file_path: str | Path | None = None,
     *,
+    semantics: Semantics = SEED,
     models: JudgeModels | None = None,
     config: str | Path | None = None,
     concurrency: int = 4,
     relevance_questions: int = 3,
     progress: bool = True,
+    sources: tuple[str, str] = ("reference", "responses"),
 ) -> list[dict[str, Any]]:
-    """Blocking `run_evaluation_async` (graphrag-eval's signature plus options)."""
-    return asyncio.run(
-        run_evaluation_async(
+    """The seed's blocking call: `run_evaluation(reference_qas, chat_responses)`.
+
+    Same arguments as `run_evaluation_async`; works with or without a running event
+    loop in the thread (Jupyter). In async code, `await run_evaluation_async(...)`.
+    """
+    return run_blocking(
+        lambda: run_evaluation_async(
             reference_qas,
             chat_responses,
+            config_file_path,
+            semantics=semantics,
             models=models,
             config=config,
             concurrency=concurrency,
             relevance_questions=relevance_questions,
             progress=progress,
+            sources=sources,
         )
     )

@@ -6,6 +6,7 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,16 @@ __all__ = [
     "MEDIA_TYPES",
     "InputError",
     "dump_data",
+    "input_problems",
     "load_data",
+    "question_problem",
+    "response_problem",
     "responses_by_id",
     "validate_reference",
     "validate_responses",
 ]
 
+# Media types with their own comparison; any other compares as text.
 MEDIA_TYPES = ("application/sparql-results+json", "application/json")
 
 
@@ -43,12 +48,19 @@ def load_data(path: str | Path) -> Any:
         raise InputError(f"{p}: not valid {kind}: {first}") from exc
 
 
+def _json_default(value: Any) -> Any:
+    """YAML timestamps (e.g. a step's `execution_timestamp`) as ISO 8601 text."""
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def dump_data(path: str | Path, data: Any) -> None:
     """Write `data` as JSON (`.json`) or YAML, atomically (a temp file then rename)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     if p.suffix.lower() == ".json":
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_default) + "\n"
     else:
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
@@ -65,35 +77,83 @@ def _fail(source: str, field: str, problem: str) -> InputError:
     return InputError(f"{source}: {field}: {problem}")
 
 
-def _check_step(step: Any, source: str, field: str, reference: bool) -> None:
+def _step_problem(step: Any, source: str, field: str, reference: bool) -> str | None:
     if not isinstance(step, Mapping):
-        raise _fail(source, field, "must be a mapping")
+        return f"{source}: {field}: must be a mapping"
     if not isinstance(step.get("name"), str) or not step["name"]:
-        raise _fail(source, f"{field}.name", "required string")
+        return f"{source}: {field}.name: required string"
     if "args" in step and step["args"] is not None and not isinstance(step["args"], Mapping):
-        raise _fail(source, f"{field}.args", "must be a mapping")
+        return f"{source}: {field}.args: must be a mapping"
     if reference:
-        if "output" not in step:
-            raise _fail(source, f"{field}.output", "required")
-        media = step.get("output_media_type")
-        if media is not None and media not in MEDIA_TYPES:
-            raise _fail(source, f"{field}.output_media_type", f"must be one of {MEDIA_TYPES}")
         columns = step.get("required_columns")
         if columns is not None and (
             not isinstance(columns, list) or not all(isinstance(c, str) for c in columns)
         ):
-            raise _fail(source, f"{field}.required_columns", "must be a list of strings")
+            return f"{source}: {field}.required_columns: must be a list of strings"
         for flag in ("ordered", "ignore_duplicates"):
             if flag in step and not isinstance(step[flag], bool):
-                raise _fail(source, f"{field}.{flag}", "must be true or false")
-    else:
-        status = step.get("status", "success")
-        if status not in ("success", "error"):
-            raise _fail(source, f"{field}.status", "must be 'success' or 'error'")
+                return f"{source}: {field}.{flag}: must be true or false"
+    return None
+
+
+def question_problem(question: Mapping[str, Any], source: str, where: str) -> str | None:
+    """Why one reference question cannot be evaluated (file and field), or None.
+
+    Steps need only a `name`: `output`, `output_media_type` (any; unknown types compare
+    as text) and the SPARQL flags are optional.
+    """
+    if not isinstance(question.get("question_text"), str):
+        return f"{source}: {where}.question_text: required string"
+    answer = question.get("reference_answer")
+    if answer is not None and not isinstance(answer, str):
+        return f"{source}: {where}.reference_answer: must be a string"
+    groups = question.get("reference_steps")
+    if groups is None:
+        return None
+    if not isinstance(groups, list):
+        return f"{source}: {where}.reference_steps: must be a list of step groups"
+    for g, group in enumerate(groups):
+        if not isinstance(group, list):
+            return f"{source}: {where}.reference_steps[{g}]: must be a list of steps"
+        for i, step in enumerate(group):
+            problem = _step_problem(step, source, f"{where}.reference_steps[{g}][{i}]", True)
+            if problem:
+                return problem
+    return None
+
+
+def response_problem(response: Any, source: str, where: str) -> str | None:
+    """Why one response cannot be evaluated (file and field), or None.
+
+    Any step `status` is accepted; only "success" steps (the default) are matched.
+    """
+    if not isinstance(response, Mapping):
+        return f"{source}: {where}: must be a mapping"
+    for key in ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec"):
+        value = response.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return f"{source}: {where}.{key}: must be a number"
+    answer = response.get("actual_answer")
+    if answer is not None and not isinstance(answer, str):
+        return f"{source}: {where}.actual_answer: must be a string"
+    steps = response.get("actual_steps")
+    if steps is None:
+        return None
+    if not isinstance(steps, list):
+        return f"{source}: {where}.actual_steps: must be a list"
+    for i, step in enumerate(steps):
+        problem = _step_problem(step, source, f"{where}.actual_steps[{i}]", False)
+        if problem:
+            return problem
+    return None
 
 
 def validate_reference(data: Any, source: str = "reference") -> None:
-    """Raise `InputError` unless `data` is a list of templates with valid questions."""
+    """Raise `InputError` unless `data` is a list of templates, each with a
+    `template_id` and a list of question mappings with unique `id`s.
+
+    Problems inside one question are that question's error (`question_problem`).
+    """
     if not isinstance(data, list):
         raise _fail(source, "(top level)", "must be a list of templates")
     seen: set[str] = set()
@@ -116,60 +176,53 @@ def validate_reference(data: Any, source: str = "reference") -> None:
             if str(qid) in seen:
                 raise _fail(source, f"{qwhere}.id", f"duplicate question id {qid!r}")
             seen.add(str(qid))
-            if not isinstance(question.get("question_text"), str):
-                raise _fail(source, f"{qwhere}.question_text", "required string")
-            answer = question.get("reference_answer")
-            if answer is not None and not isinstance(answer, str):
-                raise _fail(source, f"{qwhere}.reference_answer", "must be a string")
-            groups = question.get("reference_steps")
-            if groups is None:
-                continue
-            if not isinstance(groups, list):
-                raise _fail(source, f"{qwhere}.reference_steps", "must be a list of step groups")
-            for g, group in enumerate(groups):
-                if not isinstance(group, list):
-                    raise _fail(source, f"{qwhere}.reference_steps[{g}]", "must be a list of steps")
-                for s, step in enumerate(group):
-                    _check_step(step, source, f"{qwhere}.reference_steps[{g}][{s}]", True)
-
-
-def _check_response(response: Any, source: str, where: str) -> None:
-    if not isinstance(response, Mapping):
-        raise _fail(source, where, "must be a mapping")
-    for key in ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec"):
-        value = response.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise _fail(source, f"{where}.{key}", "must be a number")
-    answer = response.get("actual_answer")
-    if answer is not None and not isinstance(answer, str):
-        raise _fail(source, f"{where}.actual_answer", "must be a string")
-    steps = response.get("actual_steps")
-    if steps is None:
-        return
-    if not isinstance(steps, list):
-        raise _fail(source, f"{where}.actual_steps", "must be a list")
-    for i, step in enumerate(steps):
-        _check_step(step, source, f"{where}.actual_steps[{i}]", False)
 
 
 def validate_responses(data: Any, source: str = "responses") -> None:
-    """Raise `InputError` unless `data` is a list of responses or a dict by question id."""
+    """Raise `InputError` unless `data` is a mapping by question id, or a list of
+    mappings with unique `question_id`s.
+
+    Problems inside one response are that question's error (`response_problem`).
+    """
     if isinstance(data, Mapping):
-        for qid, response in data.items():
-            _check_response(response, source, f"[{qid!r}]")
         return
     if not isinstance(data, list):
         problem = "must be a list of responses or a mapping by question id"
         raise _fail(source, "(top level)", problem)
     seen: set[str] = set()
     for i, response in enumerate(data):
-        _check_response(response, source, f"[{i}]")
+        if not isinstance(response, Mapping):
+            raise _fail(source, f"[{i}]", "must be a mapping")
         qid = response.get("question_id")
         if qid in (None, ""):
             raise _fail(source, f"[{i}].question_id", "required")
         if str(qid) in seen:
             raise _fail(source, f"[{i}].question_id", f"duplicate question id {qid!r}")
         seen.add(str(qid))
+
+
+def input_problems(
+    reference: list[Any],
+    responses: Mapping[str, Any] | list[Any],
+    sources: tuple[str, str] = ("reference", "responses"),
+) -> dict[str, str]:
+    """The problem of each question (by id) that cannot be evaluated as given."""
+    problems: dict[str, str] = {}
+    for t, template in enumerate(reference):
+        for q, question in enumerate(template["questions"]):
+            problem = question_problem(question, sources[0], f"[{t}].questions[{q}]")
+            if problem:
+                problems[str(question["id"])] = problem
+    items = (
+        [(f"[{k!r}]", str(k), r) for k, r in responses.items()]
+        if isinstance(responses, Mapping)
+        else [(f"[{i}]", str(r["question_id"]), r) for i, r in enumerate(responses)]
+    )
+    for where, qid, response in items:
+        problem = response_problem(response, sources[1], where)
+        if problem and qid not in problems:
+            problems[qid] = problem
+    return problems
 
 
 def responses_by_id(data: Mapping[str, Any] | list[Any]) -> dict[str, Mapping[str, Any]]:

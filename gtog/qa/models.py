@@ -8,6 +8,12 @@
 * a small YAML/JSON file with `completion_model` and/or `embedding_model` mappings in
   graphrag_llm's `ModelConfig` shape (`model_provider`, `model`, `api_base`,
   `api_key`, ...); `${VAR}` is replaced from the environment;
+* graphrag-eval 6.x's config file (`llm: {generation: {provider, model, ...},
+  embedding: {...}}`, `answer_correctness: {enabled}`, `answer_relevance: {enabled}`):
+  answer correctness runs when `llm` is given, answer relevance when it has an
+  `embedding`, unless disabled. Its custom prompts and `custom_evaluations` are
+  refused (a `ConfigError`), not ignored; `temperature`/`max_tokens` are not used
+  (the judges run at temperature 0);
 * nothing: with `OPENAI_API_KEY` set, `openai/gpt-4o-mini` and
   `openai/text-embedding-3-small` (graphrag-eval's defaults); otherwise no models,
   and the LLM metrics report an error instead of a value.
@@ -42,6 +48,8 @@ class JudgeModels:
 
     chat: ChatModel | None = None
     embedding: EmbeddingModel | None = None
+    answer_correctness: bool = True
+    answer_relevance: bool = True
 
 
 def models_from_model_configs(
@@ -83,6 +91,58 @@ def _load_graphrag_settings(path: Path, chat_id: str, embedding_id: str) -> Judg
     return JudgeModels(chat, emb)
 
 
+GE6_KEYS = ("llm", "answer_correctness", "answer_relevance", "custom_evaluations")
+
+
+def _ge6_model(path: Path, field: str, value: Any) -> dict[str, Any]:
+    from graphrag_llm.config import ModelConfig
+
+    if not isinstance(value, dict) or not value.get("provider") or not value.get("model"):
+        raise ConfigError(f"{path}: {field}: needs 'provider' and 'model'")
+    extra = {k: v for k, v in value.items() if k in ModelConfig.model_fields}
+    return {**extra, "model_provider": value["provider"], "model": value["model"]}
+
+
+def _ge6_toggle(path: Path, data: dict[str, Any], field: str) -> bool:
+    section = data.get(field)
+    if section is None:
+        return True
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: {field}: must be a mapping")
+    if "prompt" in section:
+        raise ConfigError(f"{path}: {field}.prompt: custom prompts are not supported by gtog.qa")
+    enabled = section.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{path}: {field}.enabled: must be true or false")
+    return enabled
+
+
+def _load_ge6_config(path: Path, data: dict[str, Any]) -> JudgeModels:
+    """Judge models from graphrag-eval 6.x's config format (see the module doc)."""
+    if data.get("custom_evaluations"):
+        raise ConfigError(f"{path}: custom_evaluations: not supported by gtog.qa")
+    llm = data.get("llm")
+    completion = embedding = None
+    if llm is not None:
+        if not isinstance(llm, dict):
+            raise ConfigError(f"{path}: llm: must be a mapping")
+        completion = _ge6_model(path, "llm.generation", llm.get("generation"))
+        if llm.get("embedding") is not None:
+            embedding = _ge6_model(path, "llm.embedding", llm.get("embedding"))
+    correctness = _ge6_toggle(path, data, "answer_correctness")
+    relevance = _ge6_toggle(path, data, "answer_relevance")
+    try:
+        models = models_from_model_configs(completion, embedding)
+    except Exception as exc:
+        raise ConfigError(f"{path}: llm: invalid model config: {exc}") from exc
+    return JudgeModels(
+        models.chat,
+        models.embedding,
+        answer_correctness=correctness and models.chat is not None,
+        answer_relevance=relevance and models.embedding is not None,
+    )
+
+
 def load_judge_models(
     config: str | Path | None = None,
     *,
@@ -114,6 +174,8 @@ def load_judge_models(
         raise ConfigError(f"{path}: top level must be a mapping")
     if "completion_models" in data:
         return _load_graphrag_settings(path, chat_model_id, embedding_model_id)
+    if any(key in data for key in GE6_KEYS):
+        return _load_ge6_config(path, data)
     completion, embedding = data.get("completion_model"), data.get("embedding_model")
     if completion is None and embedding is None:
         raise ConfigError(f"{path}: needs 'completion_model' and/or 'embedding_model'")

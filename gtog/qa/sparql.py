@@ -13,8 +13,12 @@ the pruned candidate graph leaves no ambiguity, which only adversarial data avoi
 
 Terms keep their RDF type: IRIs, literals (with datatype or language tag), blank
 nodes (equal to each other, since their labels are local to a result), and numbers,
-which compare by value within 1e-8 (values are clustered transitively, so chains of
-close values collapse together).
+which compare by value within an absolute 1e-8 ("up to 8 decimal points", with no
+relative tolerance, so large values must agree to 1e-8 too; values are clustered
+transitively, so chains of close values collapse together).
+
+Only the reference step's `required_columns` are compared; absent or empty, no column
+is required and the results match when both have rows or both have none.
 """
 
 from __future__ import annotations
@@ -60,7 +64,6 @@ NUMERIC_TYPES = frozenset(
     )
 )
 ABS_TOL = 1e-8
-REL_TOL = 1e-12
 
 RowSemantics = Literal["ordered", "ordered_set", "multiset", "set"]
 Row = tuple[Hashable, ...]
@@ -115,7 +118,7 @@ def _raw_term(term: Any) -> Hashable:
 
 
 def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    return math.isclose(a, b, rel_tol=0.0, abs_tol=ABS_TOL)
 
 
 def _canonical_numbers(values: set[float]) -> dict[float, float]:
@@ -338,30 +341,33 @@ def _load(result: Mapping[str, Any] | str) -> Any:
 def match_sparql_columns(
     reference: Mapping[str, Any] | str,
     actual: Mapping[str, Any] | str,
-    *,
     required_columns: Sequence[str] | None = None,
     ordered: bool = False,
     ignore_duplicates: bool = True,
 ) -> dict[str, str] | None:
-    """Reference column -> actual column mapping under which the results match, or None.
+    """Required column -> actual column mapping under which the results match, or None.
 
-    Raises `ValueError` (incl. `json.JSONDecodeError`) when either result is malformed.
+    `required_columns=None` requires every reference column (a convenience of this
+    function; a step's absent `required_columns` is passed as `[]`). No required
+    columns: `{}` when both results have rows or both have none. Raises `ValueError`
+    (incl. `json.JSONDecodeError`) when either is malformed.
     """
     ref, act = _load(reference), _load(actual)
     if not isinstance(ref, Mapping) or not isinstance(act, Mapping):
         raise ValueError("a SPARQL result must be a JSON object")
     if "boolean" in ref:
         return {} if "boolean" in act and bool(ref["boolean"]) == bool(act["boolean"]) else None
-    columns = (
-        list(required_columns)
-        if required_columns
-        else list(ref.get("head", {}).get("vars", []) or [])
-    )
+    if required_columns is None:
+        columns = list(ref.get("head", {}).get("vars", []) or [])
+    else:
+        columns = list(required_columns)
     ref_rows, act_rows, act_columns = sparql_tables(ref, act, columns)
     if not ref_rows or not act_rows:
         if not ref_rows and not act_rows and len(act_columns) >= len(columns):
             return dict(zip(columns, act_columns, strict=False))
         return None
+    if not columns:
+        return {}
     mapping = match_columns(ref_rows, act_rows, row_semantics(ordered, ignore_duplicates))
     if mapping is None:
         return None
@@ -371,17 +377,14 @@ def match_sparql_columns(
 def compare_sparql_results(
     reference: Mapping[str, Any] | str,
     actual: Mapping[str, Any] | str,
-    *,
     required_columns: Sequence[str] | None = None,
     ordered: bool = False,
     ignore_duplicates: bool = True,
 ) -> float:
-    """1.0 when the actual result matches the reference's required columns, else 0.0."""
-    mapping = match_sparql_columns(
-        reference,
-        actual,
-        required_columns=required_columns,
-        ordered=ordered,
-        ignore_duplicates=ignore_duplicates,
-    )
+    """1.0 when the actual result matches the reference's required columns, else 0.0.
+
+    Positional order as graphrag-eval's `compare_sparql_results(reference, actual,
+    required_vars, results_are_ordered, ignore_duplicates)`; results may be JSON text.
+    """
+    mapping = match_sparql_columns(reference, actual, required_columns, ordered, ignore_duplicates)
     return 0.0 if mapping is None else 1.0

@@ -128,7 +128,8 @@ def test_step_counts(aggregates: dict[str, Any]) -> None:
     steps = aggregates["per_template"]["t1"]["steps"]
     assert steps["total"] == {"sparql": 3, "auto": 1, "retrieval": 1}
     assert steps["once_per_sample"] == {"sparql": 2, "auto": 1, "retrieval": 1}
-    assert steps["empty_results"] == {"sparql": 1, "auto": 1, "retrieval": 1}
+    # graphrag-eval's rule: only SPARQL-shaped results count as empty, not "[]"
+    assert steps["empty_results"] == {"sparql": 1, "auto": 1}
     assert steps["errors"] == {"sparql": 1}
     assert aggregates["per_template"]["t2"]["steps"] == {
         "total": {},
@@ -162,3 +163,54 @@ def test_input_is_not_mutated() -> None:
     before = json.dumps(SAMPLES, sort_keys=True)
     compute_aggregates(SAMPLES)
     assert json.dumps(SAMPLES, sort_keys=True) == before
+
+
+def test_aggregates_accept_graphrag_eval_config_file_path() -> None:
+    assert compute_aggregates(SAMPLES, None) == compute_aggregates(SAMPLES)
+
+
+@pytest.fixture(scope="module")
+def ge6() -> dict[str, Any]:
+    return compute_aggregates(SAMPLES, semantics="graphrag-eval-6")
+
+
+def test_ge6_error_samples_enter_the_statistics(ge6: dict[str, Any]) -> None:
+    t1 = ge6["per_template"]["t1"]
+    assert (t1["number_of_success_samples"], t1["number_of_error_samples"]) == (2, 1)
+    assert t1["input_tokens"]["sum"] == 10 + 30 + 999
+    assert ge6["micro"]["input_tokens"]["sum"] == 10 + 30 + 999 + 100
+
+
+def test_ge6_micro_gains_step_counts_and_templates_nest_step_metrics(
+    ge6: dict[str, Any],
+) -> None:
+    assert ge6["micro"]["steps"] == {
+        "total": {"sparql": 3, "auto": 1, "retrieval": 1},
+        "once_per_sample": {"sparql": 2, "auto": 1, "retrieval": 1},
+        "empty_results": {"sparql": 1, "auto": 1},
+        "errors": {"sparql": 1},
+    }
+    t1 = ge6["per_template"]["t1"]
+    assert "retrieval_answer_recall" not in t1
+    assert t1["steps"]["retrieval_answer_recall"]["mean"] == 0.5
+    assert ge6["micro"]["retrieval_answer_recall"]["mean"] == 0.5
+    assert ge6["macro"]["retrieval_answer_recall"] == {"mean": 0.5}
+    assert "steps" not in ge6["per_template"]["t2"]  # no steps: no counts, as graphrag-eval
+
+
+def test_ge6_error_sample_steps_are_counted() -> None:
+    samples = [
+        {
+            "template_id": "t",
+            "question_id": "q",
+            "status": "error",
+            "error": "x",
+            "actual_steps": [{"name": "calc", "status": "success", "output": "1"}],
+        }
+    ]
+    assert "steps" not in compute_aggregates(samples)["micro"]
+    ge6 = compute_aggregates(samples, semantics="graphrag-eval-6")
+    assert ge6["per_template"]["t"]["steps"] == {
+        "total": {"calc": 1},
+        "once_per_sample": {"calc": 1},
+    }

@@ -47,21 +47,54 @@ def test_qa_eval_writes_results_and_aggregates(app: typer.Typer, tmp_path: Path)
     assert "steps_score" in result.output
 
 
-def test_qa_eval_bad_input_exits_2_and_keeps_existing_output(
+def test_qa_eval_bad_structure_exits_2_and_keeps_existing_output(
     app: typer.Typer, tmp_path: Path
 ) -> None:
     reference = yaml.safe_load((FIXTURES / "seed_reference.yaml").read_text())
-    del reference[1]["questions"][0]["question_text"]
+    del reference[1]["questions"][0]["id"]
     bad = tmp_path / "ref.yaml"
     bad.write_text(yaml.safe_dump(reference))
     out = tmp_path / "results.json"
     out.write_text("previous")
     result = qa_eval(app, bad, FIXTURES / "responses.json", out)
     assert result.exit_code == 2
-    assert f"{bad}: [1].questions[0].question_text: required string" in " ".join(
-        result.output.split()
-    )
+    assert f"{bad}: [1].questions[0].id: required" in " ".join(result.output.split())
     assert out.read_text() == "previous"
+
+
+def test_qa_eval_bad_item_is_that_questions_error(app: typer.Typer, tmp_path: Path) -> None:
+    reference = yaml.safe_load((FIXTURES / "seed_reference.yaml").read_text())
+    del reference[1]["questions"][0]["question_text"]
+    bad = tmp_path / "ref.yaml"
+    bad.write_text(yaml.safe_dump(reference))
+    out = tmp_path / "results.json"
+    result = qa_eval(app, bad, FIXTURES / "responses.json", out)
+    assert result.exit_code == 0, result.output
+    message = f"{bad}: [1].questions[0].question_text: required string"
+    assert message in " ".join(result.output.split())
+    [record] = [r for r in json.loads(out.read_text()) if r["question_id"].startswith("d566")]
+    assert record["status"] == "error" and message in record["error"]
+
+
+def test_qa_eval_semantics_option(app: typer.Typer, tmp_path: Path) -> None:
+    out, agg = tmp_path / "results.json", tmp_path / "aggregates.json"
+    result = qa_eval(
+        app,
+        FIXTURES / "ge6_shapes_reference.yaml",
+        FIXTURES / "ge6_shapes_responses.yaml",
+        out,
+        "--aggregates",
+        str(agg),
+        "--semantics",
+        "graphrag-eval-6",
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(agg.read_text())["micro"]["steps_score"]["mean"] == 0.8
+    assert "graphrag-eval-6" in result.output
+    result = qa_eval(
+        app, FIXTURES / "seed_reference.yaml", FIXTURES / "responses.json", out, "--semantics", "v5"
+    )
+    assert result.exit_code == 2 and "--semantics" in result.output
 
 
 def test_qa_eval_unparsable_responses(app: typer.Typer, tmp_path: Path) -> None:

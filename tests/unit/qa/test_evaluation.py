@@ -13,6 +13,7 @@ import yaml
 
 from gtog.llm import ChatReply
 from gtog.qa import (
+    ConfigError,
     InputError,
     JudgeModels,
     compute_aggregates,
@@ -119,24 +120,157 @@ def test_seed_response_example_evaluates() -> None:
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [
-        (lambda ref, resp: ref[0]["questions"][0].pop("question_text"), "question_text"),
-        (
-            lambda ref, resp: ref[0]["questions"][0]["reference_steps"][0][0].update(
-                output_media_type="text/csv"
-            ),
-            "output_media_type",
-        ),
         (lambda ref, resp: ref[1]["questions"].append(dict(ref[0]["questions"][0])), ".id"),
         (lambda ref, resp: resp[0].pop("question_id"), "question_id"),
-        (lambda ref, resp: resp[0]["actual_steps"][0].update(status="done"), "status"),
+        (lambda ref, resp: ref[0].pop("questions"), "questions"),
     ],
 )
-def test_invalid_input_names_the_field(
+def test_malformed_structure_refuses_the_run(
     seed_reference: list[Any], seed_responses: list[Any], mutate: Any, field: str
 ) -> None:
     mutate(seed_reference, seed_responses)
     with pytest.raises(InputError, match=field):
         run_evaluation(seed_reference, seed_responses, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "qid", "field"),
+    [
+        (
+            lambda ref, resp: ref[0]["questions"][0].pop("question_text"),
+            C10,
+            "reference: [0].questions[0].question_text: required string",
+        ),
+        (
+            lambda ref, resp: ref[1]["questions"][0]["reference_steps"][0][0].update(
+                required_columns="substation"
+            ),
+            "d566b1e9da418ac83e520a66cc7af4d7",
+            "reference_steps[0][0].required_columns: must be a list of strings",
+        ),
+        (
+            lambda ref, resp: resp[0].update(actual_steps="none"),
+            C10,
+            "responses: [0].actual_steps: must be a list",
+        ),
+        (
+            lambda ref, resp: resp[0]["actual_steps"][1].pop("name"),
+            C10,
+            "responses: [0].actual_steps[1].name: required string",
+        ),
+    ],
+)
+def test_a_malformed_item_becomes_that_items_error(
+    seed_reference: list[Any], seed_responses: list[Any], mutate: Any, qid: str, field: str
+) -> None:
+    mutate(seed_reference, seed_responses)
+    results = by_id(run_evaluation(seed_reference, seed_responses, progress=False))
+    assert results[qid]["status"] == "error"
+    assert field in results[qid]["error"]
+    others = [r for q, r in results.items() if q != qid and r["status"] == "success"]
+    assert others and all(r["steps_score"] == 1.0 for r in others)
+
+
+def test_other_media_types_statuses_and_steps_without_output_are_accepted(
+    seed_reference: list[Any], seed_responses: list[Any]
+) -> None:
+    steps = seed_reference[0]["questions"][0]["reference_steps"]
+    steps.insert(0, [{"name": "iri_discovery", "output_media_type": "text/uri"}])
+    seed_responses[0]["actual_steps"][1]["status"] = "cancelled"
+    [got] = [
+        r
+        for r in run_evaluation(seed_reference, seed_responses, progress=False)
+        if r["question_id"] == C10
+    ]
+    assert got["status"] == "success" and got["steps_score"] == 1.0
+
+
+def test_run_evaluation_inside_a_running_event_loop(
+    seed_reference: list[Any], seed_responses: list[Any]
+) -> None:
+    expected = run_evaluation(seed_reference, seed_responses, progress=False)
+
+    async def notebook_cell() -> list[dict[str, Any]]:  # a loop runs, as in Jupyter
+        return run_evaluation(seed_reference, seed_responses, progress=False)
+
+    results = asyncio.run(notebook_cell())
+    assert type(results) is list and results == expected
+
+
+async def test_aio_run_evaluation_is_awaitable(
+    seed_reference: list[Any], seed_responses: list[Any]
+) -> None:
+    from gtog.qa import aio
+
+    results = await aio.run_evaluation(seed_reference, seed_responses, None, progress=False)
+    assert type(results) is list
+    assert by_id(results)[C10]["steps_score"] == 1
+    both = await asyncio.gather(
+        aio.run_evaluation(seed_reference, seed_responses, progress=False),
+        aio.run_evaluation(seed_reference, seed_responses, progress=False),
+    )
+    assert both[0] == both[1] == results
+    assert aio.compute_aggregates(results, None) == compute_aggregates(results)
+
+
+def test_aio_run_evaluation_under_asyncio_run(
+    seed_reference: list[Any], seed_responses: list[Any]
+) -> None:
+    from gtog.qa import aio
+
+    results = asyncio.run(aio.run_evaluation(seed_reference, seed_responses, progress=False))
+    assert results == run_evaluation(seed_reference, seed_responses, progress=False)
+
+
+def test_graphrag_eval_6_config_file_path(
+    seed_reference: list[Any], seed_responses: list[Any], tmp_path: Path
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("answer_correctness:\n  enabled: false\n")
+    positional = run_evaluation(seed_reference, seed_responses, config, progress=False)
+    keyword = run_evaluation(
+        seed_reference, seed_responses, config_file_path=str(config), progress=False
+    )
+    assert positional == keyword
+    got = by_id(positional)[C10]
+    assert "answer_eval_error" not in got and "answer_relevance_error" not in got
+    assert compute_aggregates(positional, str(config)) == compute_aggregates(positional)
+    with pytest.raises(TypeError, match="either"):
+        run_evaluation(seed_reference, seed_responses, config, config=config, progress=False)
+
+
+def test_unsupported_graphrag_eval_6_config_is_refused(
+    seed_reference: list[Any], seed_responses: list[Any], tmp_path: Path
+) -> None:
+    custom = tmp_path / "custom.yaml"
+    custom.write_text("custom_evaluations:\n- name: tone\n")
+    with pytest.raises(ConfigError, match="custom_evaluations"):
+        run_evaluation(seed_reference, seed_responses, custom, progress=False)
+    with pytest.raises(ConfigError, match="custom_evaluations"):
+        compute_aggregates([], custom)
+    prompt = tmp_path / "prompt.yaml"
+    prompt.write_text("answer_correctness:\n  prompt: 'Q: {question}'\n")
+    with pytest.raises(ConfigError, match=r"answer_correctness\.prompt"):
+        run_evaluation(seed_reference, seed_responses, prompt, progress=False)
+
+
+def test_unknown_semantics_is_refused(seed_reference: list[Any], seed_responses: list[Any]) -> None:
+    with pytest.raises(ValueError, match="graphrag-eval-6"):
+        run_evaluation(seed_reference, seed_responses, semantics="v5", progress=False)  # type: ignore[arg-type]
+
+
+def test_ge6_rules_score_error_responses(
+    seed_reference: list[Any], seed_responses: list[Any]
+) -> None:
+    error = next(r for r in seed_responses if r.get("status") == "error")
+    error["actual_steps"] = []
+    seed = by_id(run_evaluation(seed_reference, seed_responses, progress=False))
+    ge6 = by_id(
+        run_evaluation(seed_reference, seed_responses, semantics="graphrag-eval-6", progress=False)
+    )
+    qid = error["question_id"]
+    assert "steps_score" not in seed[qid]
+    assert (ge6[qid]["status"], ge6[qid]["steps_score"]) == ("error", 0.0)
 
 
 class SlowJudge:

@@ -84,6 +84,30 @@ def test_numbers_compare_within_1e8_across_numeric_types() -> None:
     assert compare_sparql_results(integer, result(["n"], [[lit("3")]])) == 0.0  # plain string
 
 
+def test_numbers_have_no_relative_tolerance() -> None:
+    # "up to 8 decimal points": absolute 1e-8, also for large values.
+    big = result(["n"], [[lit("10000000000", XSD + "double")]])
+    assert compare_sparql_results(big, result(["n"], [[lit("1e10", XSD + "double")]])) == 1.0
+    off = result(["n"], [[lit("10000000000.001", XSD + "double")]])
+    assert compare_sparql_results(big, off) == 0.0
+
+
+def test_empty_required_columns_require_no_column() -> None:
+    reference = result(["s", "name"], [[uri("u:1"), lit("A")]])
+    other = result(["x"], [[lit("anything")], [lit("else")]])
+    assert compare_sparql_results(reference, other, []) == 1.0
+    assert compare_sparql_results(reference, result(["x"], []), []) == 0.0
+    assert compare_sparql_results(result(["s"], []), result(["x"], []), []) == 1.0
+
+
+def test_graphrag_eval_positional_call_shape() -> None:
+    # compare_sparql_results(reference, actual, required_vars, results_are_ordered,
+    #                        ignore_duplicates)
+    swapped = result(["s", "name"], [[uri("u:2"), lit("B")], [uri("u:1"), lit("A")]])
+    assert compare_sparql_results(REF, swapped, ["s", "name"], True) == 0.0
+    assert compare_sparql_results(REF, swapped, ["s", "name"], False, False) == 1.0
+
+
 def test_booleans_and_ask_results() -> None:
     reference = result(["b"], [[lit("true", XSD + "boolean")]])
     assert compare_sparql_results(reference, result(["b"], [[lit("1", XSD + "boolean")]])) == 1.0

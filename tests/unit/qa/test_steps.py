@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from gtog.qa.assignment import best_assignment
+from gtog.qa.semantics import GE6
 from gtog.qa.steps import compare_step_outputs, match_steps, steps_score
 
 SPARQL = "application/sparql-results+json"
@@ -59,10 +60,11 @@ def test_json_media_type_compares_parsed_values() -> None:
 
 
 def test_retrieval_is_scored_by_recall_at_k_of_document_ids() -> None:
-    ref = {"name": "retrieval", "output": docs("d1", "d2")}
+    ref = {"name": "retrieval", "output": docs("d1", "d2", "d3")}
     act = step("retrieval", docs("d1", "x", "d2"), args={"k": 2})
-    assert compare_step_outputs(ref, act) == 0.5
-    assert compare_step_outputs(ref, {**act, "args": {}}) == 1.0  # k defaults to all
+    assert compare_step_outputs(ref, act) == 0.5  # 1 hit over min(2, 3)
+    assert compare_step_outputs(ref, {**act, "args": {"k": 1}}) == 1.0  # over min(1, 3)
+    assert compare_step_outputs(ref, {**act, "args": {}}) == 2 / 3  # k defaults to all
 
 
 def test_other_steps_need_exact_output() -> None:
@@ -84,8 +86,18 @@ def test_group_matching_uses_best_assignment() -> None:
     # Reference 0 matches both actual steps, reference 1 only the later one. Taking the
     # latest hit first (graphrag-eval's greedy order) would leave reference 1 unmatched.
     group = [
-        {"name": "q", "output": sparql(["a"], [["1"]]), "output_media_type": SPARQL},
-        {"name": "q", "output": sparql(["a", "b"], [["1", "3"]]), "output_media_type": SPARQL},
+        {
+            "name": "q",
+            "output": sparql(["a"], [["1"]]),
+            "output_media_type": SPARQL,
+            "required_columns": ["a"],
+        },
+        {
+            "name": "q",
+            "output": sparql(["a", "b"], [["1", "3"]]),
+            "output_media_type": SPARQL,
+            "required_columns": ["a", "b"],
+        },
     ]
     actual = [
         step("q", sparql(["a"], [["1"]]), "s1"),
@@ -128,3 +140,103 @@ def test_earlier_groups_match_steps_before_the_later_group() -> None:
 def test_malformed_retrieval_output_scores_zero(bad: str) -> None:
     ref = {"name": "retrieval", "output": docs("d1")}
     assert compare_step_outputs(ref, step("retrieval", bad)) == 0.0
+
+
+def test_absent_or_empty_required_columns_require_no_column() -> None:
+    ref = {"name": "q", "output": sparql(["a", "b"], [["1", "2"]]), "output_media_type": SPARQL}
+    other = step("q", sparql(["z"], [["9"], ["8"]]))
+    assert compare_step_outputs(ref, other) == 1.0
+    assert compare_step_outputs({**ref, "required_columns": []}, other) == 1.0
+    assert compare_step_outputs(ref, step("q", sparql(["z"], []))) == 0.0
+    assert compare_step_outputs({**ref, "required_columns": ["a"]}, other) == 0.0
+
+
+def test_unknown_media_type_compares_as_text() -> None:
+    ref = {"name": "iri_discovery", "output": "urn:uuid:s1", "output_media_type": "text/uri"}
+    assert compare_step_outputs(ref, step("iri_discovery", "urn:uuid:s1")) == 1.0
+    assert compare_step_outputs(ref, step("iri_discovery", "urn:uuid:s2")) == 0.0
+
+
+def test_a_reference_step_without_output_matches_nothing_under_seed_rules() -> None:
+    ref = {"name": "retrieve_time_series", "args": {"mrid": "m1"}}
+    act = step("retrieve_time_series", "[]", args={"mrid": "m1"})
+    assert compare_step_outputs(ref, act) == 0.0
+    assert compare_step_outputs(ref, act, GE6) == 1.0
+
+
+def test_steps_with_other_statuses_are_not_matched() -> None:
+    ref = {"name": "calc", "output": "7"}
+    for status in ("timeout", "cancelled", "error"):
+        assert match_steps([[ref]], [step("calc", "7", status=status)], GE6) == []
+    assert len(match_steps([[ref]], [{"name": "calc", "output": "7"}])) == 1  # default success
+
+
+# -- graphrag-eval 6.x rules ------------------------------------------------------------------
+
+
+def test_ge6_steps_score_is_the_mean_over_groups() -> None:
+    groups = [[{"name": "find", "output": "x"}], [{"name": "calc", "output": "7"}]]
+    actual = [step("find", "x", "f"), step("calc", "7", "c")]
+    assert steps_score(groups, match_steps(groups, actual, GE6), GE6) == 1.0
+    wrong_find = [step("find", "y", "f"), step("calc", "7", "c")]
+    assert steps_score(groups, match_steps(groups, wrong_find, GE6), GE6) == 0.5
+    assert steps_score(groups, match_steps(groups, wrong_find)) == 1.0  # seed: last group
+
+
+def test_ge6_matching_stops_at_the_first_group_not_fully_matched() -> None:
+    groups = [
+        [{"name": "find", "output": "x"}],
+        [{"name": "calc", "output": "7"}, {"name": "calc", "output": "8"}],
+    ]
+    actual = [step("find", "x", "f"), step("calc", "7", "c")]
+    ge6 = match_steps(groups, actual, GE6)
+    assert [(m.group, m.actual_index) for m in ge6] == [(1, 1)]
+    assert steps_score(groups, ge6, GE6) == (0 + 0.5) / 2
+    seed = match_steps(groups, actual)
+    assert sorted((m.group, m.actual_index) for m in seed) == [(0, 0), (1, 1)]
+
+
+def test_ge6_steps_of_other_names_match_by_equal_output() -> None:
+    ref = {"name": "lookup", "output": "Oslo"}
+    assert compare_step_outputs(ref, step("search", "Oslo"), GE6) == 1.0
+    assert len(match_steps([[ref]], [step("search", "Oslo")], GE6)) == 1
+    assert match_steps([[ref]], [step("search", "Oslo")]) == []  # seed: same name only
+
+
+def test_ge6_iri_discovery() -> None:
+    ref = {"name": "iri_discovery", "output": "urn:s1", "output_media_type": "text/uri"}
+    found = json.dumps(
+        {"head": {"vars": ["iri"]}, "results": {"bindings": [{"iri": uri_term("urn:s1")}]}}
+    )
+    assert compare_step_outputs(ref, step("autocomplete_search", found), GE6) == 1.0
+    as_literal = found.replace('"uri"', '"literal"')
+    assert compare_step_outputs(ref, step("autocomplete_search", as_literal), GE6) == 0.0
+    assert compare_step_outputs(ref, step("sparql_query", "... urn:s1 ..."), GE6) == 1.0
+    assert compare_step_outputs(ref, step("other", "urn:s1"), GE6) == 0.0
+    assert compare_step_outputs(ref, step("autocomplete_search", "not json"), GE6) == 0.0
+
+
+def test_ge6_retrieval_uses_graphrag_eval_recall() -> None:
+    ref = {"name": "retrieval", "output": docs("d1", "d2")}
+    act = step("retrieval", docs("d2"), args={"k": 1})
+    assert compare_step_outputs(ref, act, GE6) == 0.0
+    assert compare_step_outputs(ref, act) == 1.0
+
+
+def test_ge6_sparql_needs_the_sparql_query_name() -> None:
+    ref = {"name": "q", "output": sparql(["a"], [["1"]]), "output_media_type": SPARQL}
+    act = step("q", sparql(["b"], [["1"]]))
+    assert compare_step_outputs(ref, act) == 1.0
+    assert compare_step_outputs(ref, act, GE6) == 0.0  # text comparison: outputs differ
+    named = ({**ref, "name": "sparql_query"}, {**act, "name": "sparql_query"})
+    assert compare_step_outputs(*named, GE6) == 1.0
+
+
+def test_empty_groups_are_skipped() -> None:
+    groups: list[list[dict[str, Any]]] = [[{"name": "calc", "output": "7"}], []]
+    matches = match_steps(groups, [step("calc", "7")], GE6)
+    assert steps_score(groups, matches, GE6) == 1.0
+
+
+def uri_term(value: str) -> dict[str, str]:
+    return {"type": "uri", "value": value}

@@ -1,0 +1,19 @@
+"""The two rule sets of `gtog.qa`: the seed README's (default) and graphrag-eval 6.x's."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["GE6", "SEED", "SEMANTICS", "Semantics", "check_semantics"]
+
+Semantics = Literal["seed", "graphrag-eval-6"]
+SEED: Semantics = "seed"
+GE6: Semantics = "graphrag-eval-6"
+SEMANTICS: tuple[Semantics, ...] = (SEED, GE6)
+
+
+def check_semantics(value: str) -> Semantics:
+    """`value` if it names a rule set, else `ValueError`."""
+    if value not in SEMANTICS:
+        raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}; got {value!r}")
+    return value  # type: ignore[return-value]
