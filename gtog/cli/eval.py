@@ -108,6 +108,8 @@ def eval_command(
         except InputError as exc:
             err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
+        for warning in run.dataset_warnings:
+            err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
         todo = run.todo
         err.print(
             f"gtog eval: {len(run.items)} questions x {len(run.methods)} methods "

@@ -22,11 +22,11 @@ from gtog.eval.checkpoint import (
     fingerprint_mismatch,
     read_checkpoint,
 )
-from gtog.eval.config import EvalConfig, load_eval_config
+from gtog.eval.config import DEFAULT_RESPONSE_TYPE, EvalConfig, load_eval_config
 from gtog.eval.dataset import QAItem, dataset_fingerprint, load_dataset
 from gtog.eval.engines import METHODS, SearchEngine, build_engine, retrieved_sources, run_search
 from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge, load_prompts
-from gtog.eval.lexical import LEXICAL_METRICS
+from gtog.eval.lexical import CONTEXT_METRICS, LEXICAL_METRICS
 from gtog.eval.records import Efficiency, MethodRecord, RunFingerprint
 from gtog.eval.results import (
     DETAILED_NAME,
@@ -80,6 +80,9 @@ class EvalRun:
     done: list[MethodRecord] = field(default_factory=list)
     intact_bytes: int = 0
     secrets: list[str] = field(default_factory=list)
+    dataset_warnings: list[str] = field(default_factory=list)
+    """One-line notes on the dataset (repeated questions, skipped files) for the caller."""
+    repeated_questions: int = 0
 
     @property
     def todo(self) -> list[tuple[QAItem, str]]:
@@ -119,15 +122,40 @@ def prepare(options: EvalOptions) -> EvalRun:
     config_path = (options.config_path or root / "eval_config.yaml").resolve()
     config = load_eval_config(config_path)
 
-    dataset_path = Path(config.dataset.path)
-    dataset_path = dataset_path if dataset_path.is_absolute() else root / dataset_path
-    all_items = load_dataset(dataset_path)
+    def under_root(value: str | Path) -> Path:
+        path = Path(value)
+        return path if path.is_absolute() else root / path
+
+    output_dir = under_root(options.output_dir or Path(config.output.dir)).resolve()
+    dataset_path = under_root(config.dataset.path) if config.dataset.path else None
+    dataset = load_dataset(
+        dataset_path,
+        list(config.indexes),
+        files={k: under_root(f) for k, f in config.dataset.files.items()},
+        exclude=[output_dir],
+    )
+    all_items = dataset.items
+    if "metrics" not in config.model_fields_set and dataset.has_evidence:
+        config = config.model_copy(update={"metrics": [*config.metrics, "evidence_recall"]})
+    dataset_path = dataset_path or config_path
+    if "evidence_recall" in config.metrics and not dataset.has_evidence:
+        dataset.warnings.append(
+            f"{config_path}: metrics: evidence_recall is asked for but no question in the "
+            "dataset has gold evidence (a 'context' field); it stays unscored"
+        )
 
     methods = _split(options.methods) or list(dict.fromkeys(config.methods))
     for m in methods:
         if m not in METHODS:
             source = "--methods" if options.methods else f"{config_path}: methods"
             raise InputError(f"{source}: unknown method {m!r} (choose from {', '.join(METHODS)})")
+    if isinstance(config.response_type, dict):
+        for m in config.response_type:
+            if m not in METHODS:
+                raise InputError(
+                    f"{config_path}: response_type: unknown method {m!r} "
+                    f"(choose from {', '.join(METHODS)})"
+                )
 
     keys_wanted = _split(options.index_keys)
     dataset_keys = list(dict.fromkeys(i.index_key for i in all_items))
@@ -180,8 +208,6 @@ def prepare(options: EvalOptions) -> EvalRun:
         raise InputError(f"{config_path}: judge.prompts_dir {prompts_dir} is not a folder")
     prompts = load_prompts(prompts_dir)
 
-    output_dir = options.output_dir or Path(config.output.dir)
-    output_dir = (output_dir if output_dir.is_absolute() else root / output_dir).resolve()
     fingerprint = RunFingerprint(
         dataset=dataset_fingerprint(all_items),
         judge_models={k: f"{j.name}@T{config.judge.temperature:g}" for k, j in judges.items()},
@@ -200,6 +226,8 @@ def prepare(options: EvalOptions) -> EvalRun:
         output_dir=output_dir,
         fingerprint=fingerprint,
         secrets=sorted(set(secrets), key=len, reverse=True),
+        dataset_warnings=dataset.warnings,
+        repeated_questions=dataset.repeated_questions,
     )
 
     checkpoint = output_dir / CHECKPOINT_NAME
@@ -261,6 +289,7 @@ async def _evaluate_one(
         question=item.question,
         reference=item.reference,
         method=method,
+        evidence=item.evidence,
     )
     if isinstance(engine, BaseException):
         record.error = f"could not build the {method} engine: {type(engine).__name__}: {engine}"
@@ -325,6 +354,16 @@ async def _evaluate_one(
                 if value is not None
                 else Judgement(error="the reference has no content words")
             )
+        elif metric in CONTEXT_METRICS and item.evidence:
+            value = CONTEXT_METRICS[metric](item.evidence, context)
+            why = (
+                "no retrieved context to look for the evidence in"
+                if not context.strip()
+                else "the evidence has no content words"
+            )
+            record.judgements[metric] = (
+                Judgement(score=value) if value is not None else Judgement(error=why)
+            )
     return record
 
 
@@ -341,9 +380,13 @@ class _Engines:
         lock = self._locks.setdefault(slot, asyncio.Lock())
         async with lock:
             if slot not in self._built:
+                response_type = self._run.config.response_type_for(method)
+                tog_search = self._run.config.tog_search
+                if method == "tog" and response_type is not None:
+                    tog_search = {"response_type": response_type, **tog_search}
                 options = {
-                    "response_type": self._run.config.response_type,
-                    "tog_search": self._run.config.tog_search,
+                    "response_type": response_type or DEFAULT_RESPONSE_TYPE,
+                    "tog_search": tog_search,
                 }
                 try:
                     self._built[slot] = await build_engine(method, self._run.projects[key], options)
@@ -396,6 +439,7 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
         "judge_models": run.fingerprint.judge_models,
         "judge_prompts": run.prompts.fingerprint,
         "dataset": run.fingerprint.dataset,
+        "repeated_questions": run.repeated_questions,
         "config": str(run.config_path),
     }
     detailed = run.output_dir / DETAILED_NAME
