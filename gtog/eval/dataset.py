@@ -6,7 +6,7 @@ list of question objects: `{question, answer}` or `{question, ground_truth, cont
 questions belong to the index key found, in order, from: the item's `imdb_key`/`index_key`
 field; the file's folder name if it is a configured key; the file's stem if configured; the
 single configured key the stem contains (`qa_tt0443706` -> `tt0443706`); the only configured
-key (when the dataset is one file). In a searched folder, a file none of these keys is
+key (when the dataset holds one QA file). In a searched folder, a file none of these keys is
 skipped with a warning (unless no file at all is keyed); elsewhere it is an error.
 `files` maps keys to files explicitly. A repeated question (same key and text) is kept
 with its own stable id: the hash id, then `-2`, `-3`, ... in file order.
