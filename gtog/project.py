@@ -25,6 +25,43 @@ def settings_file(root: Path) -> Path | None:
     return next((root / n for n in SETTINGS_FILES if (root / n).is_file()), None)
 
 
+def _graphrag2_settings(settings: Path) -> str | None:
+    """A one-line fix when `settings` is a graphrag 2.x file (`models:`), else None."""
+    import json
+
+    import yaml
+
+    try:
+        text = settings.read_text(encoding="utf-8")
+        data = json.loads(text) if settings.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+        return None  # graphrag's own loader reports an unreadable file
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        return None
+    if "completion_models" in data or "embedding_models" in data:
+        return None
+    entries = {str(k): v for k, v in data["models"].items()}
+
+    def is_embedding(entry: Any) -> bool:
+        return isinstance(entry, dict) and "embedding" in str(entry.get("type", "")).lower()
+
+    chat = [k for k, v in entries.items() if not is_embedding(v)]
+    embedding = [k for k, v in entries.items() if is_embedding(v)]
+    moves = "; ".join(
+        f"move {', '.join(names)} under {section}"
+        for names, section in ((chat, "completion_models:"), (embedding, "embedding_models:"))
+        if names
+    )
+    return (
+        f"{settings}: this project uses graphrag 2.x settings (`models:`), but gtog runs graphrag "
+        f"3.3, which reads `completion_models:` and `embedding_models:`: {moves}; in each entry "
+        "replace `type: openai_chat`/`openai_embedding` with `model_provider: openai` (or "
+        "azure) and `auth_type` with `auth_method`; rename `model_id`/`chat_model_id` in "
+        "extract_graph, local_search, basic_search, ... to `completion_model_id` (`graphrag "
+        "init` in an empty folder writes a 3.3 settings.yaml to compare with)"
+    )
+
+
 def load_graphrag_config(root: Path, overrides: dict[str, Any] | None = None) -> GraphRagConfig:
     """graphrag's `load_config`, without its side effect of changing the working directory."""
     from graphrag.config.load_config import load_config
@@ -32,6 +69,9 @@ def load_graphrag_config(root: Path, overrides: dict[str, Any] | None = None) ->
     settings = settings_file(root)
     if settings is None:
         raise InputError(f"{root}: no settings.yaml (is this a graphrag project folder?)")
+    old = _graphrag2_settings(settings)
+    if old is not None:
+        raise InputError(old)
     cwd = Path.cwd()
     try:
         return load_config(root_dir=root, cli_overrides=overrides)

@@ -218,6 +218,8 @@ def eval_command(
         except InputError as exc:
             raise _fail(str(exc), 2) from None
         stack.callback(run.close)
+        for warning in run.dataset_warnings:
+            err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
         if run.mode == "complete":
             from gtog.eval.log import SUMMARY_NAME
             from gtog.eval.runner import write_results

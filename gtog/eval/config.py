@@ -6,13 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gtog.errors import InputError
-from gtog.eval.lexical import LEXICAL_METRICS
+from gtog.eval.lexical import CONTEXT_METRICS, LEXICAL_METRICS
 
 __all__ = [
     "ALL_METRICS",
+    "DEFAULT_RESPONSE_TYPE",
     "DatasetConfig",
     "EvalConfig",
     "JudgeConfig",
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 ALL_METRICS = ("correctness", "faithfulness", "relevance", "completeness")
+DEFAULT_RESPONSE_TYPE = "Single Paragraph"
 
 
 class _Strict(BaseModel):
@@ -29,9 +31,17 @@ class _Strict(BaseModel):
 
 
 class DatasetConfig(_Strict):
-    """Where the QA dataset is (a file, or a folder of one file per index key)."""
+    """Where the QA dataset is: a file or a folder searched recursively, and/or files by key."""
 
-    path: str
+    path: str | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+    """Index key -> QA file, for files whose key their folder or name does not give."""
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> DatasetConfig:
+        if self.path is None and not self.files:
+            raise ValueError("give dataset.path or dataset.files")
+        return self
 
 
 class OutputConfig(_Strict):
@@ -74,19 +84,29 @@ class EvalConfig(_Strict):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     concurrency: int = Field(default=4, ge=1, le=256)
     metrics: list[str] = Field(default_factory=lambda: list(ALL_METRICS))
+    """Not given: the four judges, plus evidence_recall when the dataset has evidence."""
     tog_search: dict[str, Any] = Field(default_factory=dict)
     """Overrides for ToG settings (width, depth, ...) on top of each index's settings.yaml."""
-    response_type: str = "Single Paragraph"
+    response_type: str | dict[str, str] = DEFAULT_RESPONSE_TYPE
+    """One answer format for every method, or one per method ({tog: ..., local: ...})."""
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
 
     @field_validator("metrics")
     @classmethod
     def _known_metrics(cls, value: list[str]) -> list[str]:
-        known = (*ALL_METRICS, *LEXICAL_METRICS)
+        known = (*ALL_METRICS, *LEXICAL_METRICS, *CONTEXT_METRICS)
         unknown = [m for m in value if m not in known]
         if unknown:
             raise ValueError(f"unknown metric {unknown[0]!r} (choose from {', '.join(known)})")
         return list(dict.fromkeys(value))
+
+    def response_type_for(self, method: str) -> str | None:
+        """The configured response type of `method` (None: not configured for it)."""
+        if "response_type" not in self.model_fields_set:
+            return None
+        if isinstance(self.response_type, str):
+            return self.response_type
+        return self.response_type.get(method)
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:

@@ -1,11 +1,19 @@
-"""Deterministic answer metrics that need no LLM (SQuAD-style text normalisation)."""
+"""Deterministic metrics that need no LLM: token_recall (answer) and evidence_recall (context)."""
 
 from __future__ import annotations
 
 import re
 import string
+import unicodedata
 
-__all__ = ["LEXICAL_METRICS", "normalize_tokens", "token_recall"]
+__all__ = [
+    "CONTEXT_METRICS",
+    "LEXICAL_METRICS",
+    "content_tokens",
+    "evidence_recall",
+    "normalize_tokens",
+    "token_recall",
+]
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _STOPWORDS = frozenset(
@@ -67,3 +75,45 @@ def token_recall(reference: str, answer: str) -> float | None:
 
 LEXICAL_METRICS = {"token_recall": token_recall}
 """metric name -> fn(reference, answer) -> score in [0, 1] or None."""
+
+
+_MARKER = re.compile(r"\[\s*\d+(?:\s*[-\u2013,;]\s*\d+)*\s*\]")
+_WORD = re.compile(r"[^\W_]+")
+_MORE_FUNCTION_WORDS = """
+    i me my mine we us our ours you your yours he him she hers they them theirs itself
+    himself herself themselves myself yourself ourselves one ones there here then than
+    so if not no nor into onto out up down off over under about above below after before
+    again also just only very too can could will would shall should may might must do
+    does did doing done have has had having am being
+    s t d ll re ve m
+"""
+FUNCTION_WORDS = _STOPWORDS | frozenset(_MORE_FUNCTION_WORDS.split())
+"""Words evidence_recall ignores: token_recall's list plus pronouns, auxiliaries,
+common prepositions and the clitics an apostrophe leaves (`'s`, `n't`, `'ll`, ...)."""
+
+
+def content_tokens(text: str) -> list[str]:
+    """The content words of a text, as evidence_recall compares them.
+
+    NFKC-normalised and case-folded; citation markers like `[3]`, `[3, 4]` or `[3-5]`
+    removed; split into runs of Unicode letters and digits (so punctuation, straight or curly
+    quotes and apostrophes separate words); function words dropped.
+    """
+    text = _MARKER.sub(" ", unicodedata.normalize("NFKC", text)).casefold()
+    return [w for w in _WORD.findall(text) if w not in FUNCTION_WORDS]
+
+
+def evidence_recall(evidence: str, context: str) -> float | None:
+    """Share of the evidence's distinct content words that occur in the context.
+
+    None when there is nothing to compare: the evidence has no content words or the
+    context is empty (never 0 for a missing context).
+    """
+    wanted = set(content_tokens(evidence))
+    if not wanted or not context.strip():
+        return None
+    return len(wanted & set(content_tokens(context))) / len(wanted)
+
+
+CONTEXT_METRICS = {"evidence_recall": evidence_recall}
+"""metric name -> fn(gold evidence, retrieved context text) -> score in [0, 1] or None."""

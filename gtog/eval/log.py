@@ -206,6 +206,7 @@ def _records_from_detailed(results: list[dict[str, Any]]) -> list[MethodRecord]:
                     question=q["question"],
                     reference=q.get("ground_truth", ""),
                     method=method,
+                    evidence=q.get("evidence"),
                     response=entry.get("response"),
                     error=entry.get("error"),
                     error_kind=entry.get("error_kind"),

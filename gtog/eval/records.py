@@ -31,6 +31,8 @@ class MethodRecord(BaseModel):
     question: str
     reference: str
     method: str
+    evidence: str | None = None
+    """The question's gold evidence from the dataset, if it has one."""
     response: str | None = None
     error: str | None = None
     """Why the search failed (then there is no response and no judgement)."""

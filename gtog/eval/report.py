@@ -17,6 +17,7 @@ _SHORT = {
     "relevance": "relevant",
     "completeness": "complete",
     "token_recall": "tok recall",
+    "evidence_recall": "evid recall",
 }
 
 

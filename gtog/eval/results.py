@@ -196,6 +196,7 @@ def detailed_results(
                 "imdb_key": r.index_key,
                 "question": r.question,
                 "ground_truth": r.reference,
+                "evidence": r.evidence,
                 "methods": {},
             },
         )
@@ -204,14 +205,22 @@ def detailed_results(
 
 
 def qa_reference(records: Iterable[MethodRecord]) -> list[dict[str, Any]]:
-    """The run's questions as graphrag-eval reference data (one template per index key)."""
+    """The run's questions as graphrag-eval reference data (one template per index key).
+
+    Gold evidence goes in `reference_context`, a field graphrag-eval ignores: its own
+    reference context is a `retrieval` reference step matched by document id, and gold
+    evidence has no id among an index's text units (such a step would score 0 always).
+    """
     templates: dict[str, dict[str, dict[str, Any]]] = {}
     for r in sorted(records, key=lambda r: (r.index_key, r.qid)):
-        templates.setdefault(r.index_key, {})[r.qid] = {
+        question: dict[str, Any] = {
             "id": r.qid,
             "question_text": r.question,
             "reference_answer": r.reference,
         }
+        if r.evidence is not None:
+            question["reference_context"] = r.evidence
+        templates.setdefault(r.index_key, {})[r.qid] = question
     return [
         {"template_id": key, "questions": list(questions.values())}
         for key, questions in templates.items()

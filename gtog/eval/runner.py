@@ -27,10 +27,10 @@ from typing import Any
 import gtog
 from gtog.errors import FatalRunError, InputError, describe_exception
 from gtog.eval.checkpoint import Checkpoint, read_checkpoint
-from gtog.eval.config import EvalConfig, load_eval_config
+from gtog.eval.config import DEFAULT_RESPONSE_TYPE, EvalConfig, load_eval_config
 from gtog.eval.dataset import QAItem, dataset_fingerprint, load_dataset
 from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge, load_prompts
-from gtog.eval.lexical import LEXICAL_METRICS
+from gtog.eval.lexical import CONTEXT_METRICS, LEXICAL_METRICS
 from gtog.eval.lock import OutputLock
 from gtog.eval.log import (
     CHECKPOINT_NAME,
@@ -127,6 +127,8 @@ class EvalRun:
     lock: OutputLock | None = None
     stopped: str | None = None
     """Why the run stopped early (a fatal error), if it did."""
+    dataset_warnings: list[str] = field(default_factory=list)
+    """One-line notes on the dataset (repeated questions, skipped files) for the caller."""
 
     @property
     def todo(self) -> list[tuple[QAItem, str]]:
@@ -187,6 +189,13 @@ def _select_methods(options: EvalOptions, config: EvalConfig, config_path: Path)
         if m not in METHODS:
             source = "--methods" if options.methods else f"{config_path}: methods"
             raise InputError(f"{source}: unknown method {m!r} (choose from {', '.join(METHODS)})")
+    if isinstance(config.response_type, dict):
+        for m in config.response_type:
+            if m not in METHODS:
+                raise InputError(
+                    f"{config_path}: response_type: unknown method {m!r} "
+                    f"(choose from {', '.join(METHODS)})"
+                )
     return methods
 
 
@@ -276,7 +285,7 @@ def _method_settings(
         from gtog.tog.templates import load_prompts as load_tog_prompts
 
         validate_tog_overrides(config.tog_search, str(config_path))
-        overrides = {"response_type": config.response_type, **config.tog_search}
+        overrides = _engine_options("tog", config)["tog_search"]
         tog = load_tog_settings(project.root, overrides)
         prompts = load_tog_prompts(tog, project.root)
         return {
@@ -294,10 +303,19 @@ def _method_settings(
     return {
         f"{method}_search": search.model_dump(mode="json", exclude={"prompt"}),
         "prompt": stable_hash(prompt) if prompt is not None else "graphrag default",
-        "response_type": config.response_type,
+        "response_type": _engine_options(method, config)["response_type"],
         "completion": _model_spec(project, search.completion_model_id, True),
         "embedding": _model_spec(project, search.embedding_model_id, False),
     }
+
+
+def _engine_options(method: str, config: EvalConfig) -> dict[str, Any]:
+    """What `build_engine` gets: the method's response type and the ToG overrides."""
+    response_type = config.response_type_for(method)
+    tog_search = dict(config.tog_search)
+    if method == "tog" and response_type is not None:
+        tog_search = {"response_type": response_type, **tog_search}
+    return {"response_type": response_type or DEFAULT_RESPONSE_TYPE, "tog_search": tog_search}
 
 
 def _index_hash(project: Project) -> str:
@@ -332,6 +350,7 @@ def _build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalCon
             path=str(run_parts["dataset_path"]),
             hash=dataset_fingerprint(all_items),
             questions=len(all_items),
+            repeats=run_parts["repeats"],
         ),
         methods=methods,
         method_settings={
@@ -426,9 +445,28 @@ def prepare(options: EvalOptions) -> EvalRun:
     if options.rescore and (options.resume or options.skip_judges):
         raise InputError("--rescore: not with --resume or --skip-judges")
     root, config_path, config = _load_config(options)
-    dataset_path = Path(config.dataset.path)
-    dataset_path = dataset_path if dataset_path.is_absolute() else root / dataset_path
-    all_items = load_dataset(dataset_path)
+
+    def under_root(value: str | Path) -> Path:
+        path = Path(value)
+        return path if path.is_absolute() else root / path
+
+    output_dir = under_root(options.output_dir or Path(config.output.dir)).resolve()
+    dataset_path = under_root(config.dataset.path) if config.dataset.path else None
+    dataset = load_dataset(
+        dataset_path,
+        list(config.indexes),
+        files={k: under_root(f) for k, f in config.dataset.files.items()},
+        exclude=[output_dir],
+    )
+    all_items = dataset.items
+    if "metrics" not in config.model_fields_set and dataset.has_evidence:
+        config = config.model_copy(update={"metrics": [*config.metrics, "evidence_recall"]})
+    dataset_path = dataset_path or config_path
+    if "evidence_recall" in config.metrics and not dataset.has_evidence:
+        dataset.warnings.append(
+            f"{config_path}: metrics: evidence_recall is asked for but no question in the "
+            "dataset has gold evidence (a 'context' field); it stays unscored"
+        )
     methods = _select_methods(options, config, config_path)
     items, keys = _select_items(options, config, config_path, dataset_path, all_items)
     projects = _load_projects(root, config, keys, options)
@@ -442,11 +480,10 @@ def prepare(options: EvalOptions) -> EvalRun:
         "config_path": config_path,
         "dataset_path": dataset_path,
         "prompts": prompts,
+        "repeats": dataset.repeated_questions,
     }
     spec = _build_spec(parts, options, config)
     _parse_budget(options.max_errors, 1)
-    output_dir = options.output_dir or Path(config.output.dir)
-    output_dir = (output_dir if output_dir.is_absolute() else root / output_dir).resolve()
     run = EvalRun(
         options=options,
         config=config,
@@ -459,6 +496,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         output_dir=output_dir,
         spec=spec,
         redactor=Redactor(_secrets(projects)),
+        dataset_warnings=dataset.warnings,
     )
     run.lock = OutputLock(output_dir).acquire()
     try:
@@ -573,10 +611,24 @@ async def _judge(run: EvalRun, item: QAItem, record: MethodRecord, context: str 
                 if value is not None
                 else Judgement.unscored("the reference has no content words")
             )
+        elif metric in CONTEXT_METRICS and item.evidence:
+            record.judgements[metric] = _context_metric(metric, item.evidence, context)
     for metric, verdict in zip(asked, verdicts, strict=True):
         record.judgements[metric] = verdict
-    record.judgements = {m: record.judgements[m] for m in run.config.metrics}
+    record.judgements = {
+        m: record.judgements[m] for m in run.config.metrics if m in record.judgements
+    }
     record.judged_with = run.spec.judge.digest(record.index_key)
+
+
+def _context_metric(metric: str, evidence: str, context: str | None) -> Judgement:
+    """An LLM-free metric of the gold evidence against the context the method answered from."""
+    if not (context or "").strip():
+        return Judgement.unscored("no retrieved context to look for the evidence in")
+    value = CONTEXT_METRICS[metric](evidence, context or "")
+    if value is None:
+        return Judgement.unscored("the evidence has no content words")
+    return Judgement(score=value)
 
 
 def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
@@ -596,6 +648,7 @@ async def _evaluate_one(
         question=item.question,
         reference=item.reference,
         method=method,
+        evidence=item.evidence,
     )
     try:
         context = await _search(run, item, record, engine)
@@ -642,10 +695,7 @@ class _Engines:
         lock = self._locks.setdefault(slot, asyncio.Lock())
         async with lock:
             if slot not in self._built:
-                options = {
-                    "response_type": self._run.config.response_type,
-                    "tog_search": self._run.config.tog_search,
-                }
+                options = _engine_options(method, self._run.config)
                 try:
                     self._built[slot] = await build_engine(method, self._run.projects[key], options)
                 except Exception as exc:  # recorded per question; the run goes on
@@ -792,7 +842,7 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
         "judge_models": spec.judge.models,
         "judge_prompts": spec.judge.prompts,
         "dataset": spec.dataset.hash,
-        "dataset_repeats": spec.dataset.repeats,
+        "repeated_questions": spec.dataset.repeats,
         "config": spec.config_path,
         "stopped": run.stopped,
         "errors": error_kinds(records),

@@ -66,3 +66,24 @@ def test_malformed_yaml_names_line(tmp_path: Path) -> None:
 def test_missing_config(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not found"):
         load_eval_config(tmp_path / "nope.yaml")
+
+
+def test_dataset_files_and_per_method_response_type(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        "dataset: {path: eval/qa.json}", "dataset: {files: {tt1: eval/tt1/qa.json}}"
+    )
+    text += "response_type: {tog: Single Sentence, local: Multiple Paragraphs}\n"
+    cfg = load_eval_config(write(tmp_path, text))
+    assert cfg.dataset.path is None and cfg.dataset.files == {"tt1": "eval/tt1/qa.json"}
+    assert cfg.response_type_for("tog") == "Single Sentence"
+    assert cfg.response_type_for("local") == "Multiple Paragraphs"
+    assert cfg.response_type_for("basic") is None  # engines use the default
+    one = load_eval_config(write(tmp_path, GOOD + "response_type: List of 3 items\n"))
+    assert one.response_type_for("basic") == "List of 3 items"
+    assert load_eval_config(write(tmp_path, GOOD)).response_type_for("tog") is None
+
+
+def test_dataset_needs_a_path_or_files(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD.replace("dataset: {path: eval/qa.json}", "dataset: {}"))
+    with pytest.raises(InputError, match=r"dataset\.path or dataset\.files"):
+        load_eval_config(path)

@@ -6,6 +6,12 @@ import pytest
 from gtog.errors import InputError
 from gtog.eval.dataset import dataset_fingerprint, load_dataset, question_id
 
+KEYS = ["tt1", "tt2", "tt5", "tt9", "k"]
+
+
+def load(path: Path, keys: list[str] = KEYS, **kw):
+    return load_dataset(path, keys, **kw).items
+
 
 def test_shape_a_single_file(tmp_path: Path) -> None:
     p = tmp_path / "qa.json"
@@ -17,7 +23,7 @@ def test_shape_a_single_file(tmp_path: Path) -> None:
             ]
         )
     )
-    items = load_dataset(p)
+    items = load(p)
     assert [i.qid for i in items] == ["q1", question_id("tt2", "Where?")]
     assert items[1].index_key == "tt2" and items[1].reference == "Rome"
     assert items[0].evidence is None
@@ -39,7 +45,7 @@ def test_shape_b_folder_of_per_index_files(tmp_path: Path) -> None:
             ]
         )
     )
-    items = load_dataset(d)
+    items = load(d)
     assert {i.index_key for i in items} == {"tt9"}
     assert items[0].evidence == "Bo did it."
     assert items[1].evidence == "In 1990.\n\nYes."
@@ -49,7 +55,7 @@ def test_shape_b_folder_of_per_index_files(tmp_path: Path) -> None:
 def test_shape_b_single_file_key_from_name(tmp_path: Path) -> None:
     p = tmp_path / "tt5.json"
     p.write_text(json.dumps([{"question": "Q", "ground_truth": "A", "context": "c"}]))
-    assert load_dataset(p)[0].index_key == "tt5"
+    assert load(p)[0].index_key == "tt5"
 
 
 def test_question_ids_are_stable() -> None:
@@ -78,18 +84,18 @@ def test_bad_datasets(tmp_path: Path, content: str, needle: str) -> None:
     p = tmp_path / "qa.json"
     p.write_text(content)
     with pytest.raises(InputError) as info:
-        load_dataset(p)
+        load(p)
     assert str(p) in str(info.value) and needle in str(info.value)
 
 
 def test_missing_dataset(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not found"):
-        load_dataset(tmp_path / "missing.json")
+        load(tmp_path / "missing.json")
 
 
 def test_fingerprint_changes_with_content(tmp_path: Path) -> None:
     p = tmp_path / "qa.json"
     p.write_text(json.dumps([{"imdb_key": "k", "question": "Q", "answer": "A"}]))
-    before = dataset_fingerprint(load_dataset(p))
+    before = dataset_fingerprint(load(p))
     p.write_text(json.dumps([{"imdb_key": "k", "question": "Q", "answer": "B"}]))
-    assert dataset_fingerprint(load_dataset(p)) != before
+    assert dataset_fingerprint(load(p)) != before

@@ -134,3 +134,38 @@ def test_not_a_checkpoint(tmp_path: Path) -> None:
         read_checkpoint(p)
     with pytest.raises(InputError, match="no checkpoint"):
         read_checkpoint(tmp_path / "none.jsonl")
+
+
+def test_evidence_in_detailed_reference_and_summary() -> None:
+    from gtog.eval.results import qa_reference
+
+    records = []
+    for qid, key, method, value, evidence in [
+        ("1", "a", "local", 0.5, "[1] Maren Holt"),
+        ("1", "a", "basic", 1.0, "[1] Maren Holt"),
+        ("2", "b", "local", 0.25, "Bram Osk"),
+        ("2", "b", "basic", None, "Bram Osk"),  # e.g. no context: unscored
+        ("3", "b", "local", None, None),  # no evidence: no judgement at all
+    ]:
+        r = rec(qid, key, method, {"correctness": 1})
+        r.evidence = evidence
+        if evidence is not None:
+            r.judgements["evidence_recall"] = (
+                Judgement(score=value) if value is not None else Judgement(error="no context")
+            )
+        records.append(r)
+    metrics = ["correctness", "evidence_recall"]
+    d = detailed_results(records, ["local", "basic"], {}, keep_intermediate=False)
+    by_id = {q["question_id"]: q for q in d["results"]}
+    assert by_id["1"]["evidence"] == "[1] Maren Holt" and by_id["3"]["evidence"] is None
+    assert by_id["2"]["methods"]["basic"]["scores"]["evidence_recall"] is None
+    s = summarize(records, ["local", "basic"], metrics)
+    assert s["by_method"]["local"]["evidence_recall"] == pytest.approx((0.5 + 0.25) / 2)
+    assert s["by_method"]["local"]["scored"]["evidence_recall"] == 2
+    assert s["by_method"]["basic"]["evidence_recall"] == pytest.approx(1.0)
+    assert s["by_method"]["basic"]["judge_errors"]["evidence_recall"] == 1
+    assert s["by_movie"]["b"]["local"]["evidence_recall"] == pytest.approx(0.25)
+    assert s["by_movie"]["b"]["basic"]["evidence_recall"] is None
+    reference = {q["id"]: q for t in qa_reference(records) for q in t["questions"]}
+    assert reference["1"]["reference_context"] == "[1] Maren Holt"
+    assert "reference_context" not in reference["3"]
