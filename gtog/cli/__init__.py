@@ -10,7 +10,14 @@ import gtog  # noqa: F401  (sets offline defaults before graphrag imports litell
 
 __all__ = ["app", "main"]
 
-_EXTENSIONS = ("gtog.cli.eval", "gtog.cli.query", "gtog.cli.init", "gtog.cli.qa", "gtog.cli.local")
+_EXTENSIONS = (
+    "gtog.cli.eval",
+    "gtog.cli.query",
+    "gtog.cli.init",
+    "gtog.cli.qa",
+    "gtog.cli.local",
+    "gtog.cli.judge_check",
+)
 
 
 def _register_all() -> None:

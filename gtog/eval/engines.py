@@ -19,6 +19,7 @@ Add a method by adding one entry to `METHODS`.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ __all__ = [
     "METHODS",
     "AnsweringBasicSearch",
     "MeteredCompletion",
+    "PricedSearchResult",
     "SearchEngine",
     "SearchFailed",
     "build_engine",
@@ -59,6 +61,27 @@ class SearchEngine(Protocol):
 
 class SearchFailed(Exception):
     """A search raised, or its engine swallowed an LLM error."""
+
+
+@dataclass
+class PricedSearchResult(SearchResult):
+    """A `SearchResult` with the USD its LLM calls cost (None: a model has no known price)."""
+
+    cost_usd: float | None = None
+
+
+def _priced(result: SearchResult, cost: float | None) -> PricedSearchResult:
+    values = {f.name: getattr(result, f.name) for f in dataclasses.fields(SearchResult)}
+    return PricedSearchResult(**values, cost_usd=cost)
+
+
+def _own_cost(result: SearchResult) -> float | None:
+    """The cost an engine on gtog.llm (ToG) reports in its `status` row, if any."""
+    status = result.context_data.get("status") if isinstance(result.context_data, dict) else None
+    if not isinstance(status, pd.DataFrame) or "cost_usd" not in status.columns or status.empty:
+        return None
+    value = status["cost_usd"].iloc[0]
+    return None if value is None or pd.isna(value) else float(value)
 
 
 @dataclass
@@ -274,8 +297,8 @@ async def build_engine(method: str, project: Project, options: dict[str, Any]) -
     return await METHODS[method](project, options)
 
 
-async def run_search(engine: SearchEngine, query: str) -> SearchResult:
-    """Run one search; usage is the server's, and a swallowed LLM error is raised."""
+async def run_search(engine: SearchEngine, query: str) -> PricedSearchResult:
+    """Run one search; usage (and cost) is the server's, and a swallowed LLM error is raised."""
     meter = SearchMeter()
     token = _meter.set(meter)
     start = time.perf_counter()
@@ -289,14 +312,14 @@ async def run_search(engine: SearchEngine, query: str) -> SearchResult:
     tally = meter.tally
     if tally.total_calls == 0:
         # engines built on gtog.llm (ToG) count their own calls from server usage
-        return result
+        return _priced(result, _own_cost(result))
     result.llm_calls = tally.total_calls
     result.prompt_tokens = tally.total_prompt_tokens
     result.output_tokens = tally.total_output_tokens
     result.llm_calls_categories = dict(tally.llm_calls)
     result.prompt_tokens_categories = dict(tally.prompt_tokens)
     result.output_tokens_categories = dict(tally.output_tokens)
-    return result
+    return _priced(result, tally.cost_usd)
 
 
 def _describe(exc: BaseException) -> str:

@@ -7,6 +7,7 @@ if the reply still cannot be read. A judge that fails records an error, never a 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -20,7 +21,7 @@ from pydantic import BaseModel
 
 from gtog.errors import InputError
 from gtog.eval.config import ALL_METRICS
-from gtog.llm import ChatModel, UsageTally
+from gtog.llm import ChatModel, UsageTally, model_cost_usd
 
 __all__ = [
     "FIELDS",
@@ -28,6 +29,7 @@ __all__ = [
     "Judgement",
     "PromptSet",
     "judge",
+    "judge_trials",
     "load_prompts",
     "parse_verdict",
     "render",
@@ -52,6 +54,10 @@ class Judgement(BaseModel):
     llm_calls: int = 0
     prompt_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
+    """USD of the judge's calls (LiteLLM's price map); None when the model has no price."""
+    votes: list[int | None] | None = None
+    """Each trial's score when the judge was asked more than once (None: that trial failed)."""
 
 
 class JudgeParseError(ValueError):
@@ -166,3 +172,45 @@ async def judge(
             last_error = str(exc)
     verdict.error = f"unparseable judge reply: {last_error}"[:500]
     return verdict
+
+
+async def judge_trials(
+    metric: str,
+    model: ChatModel,
+    prompts: PromptSet,
+    values: dict[str, str],
+    *,
+    trials: int = 1,
+    **kwargs: Any,
+) -> Judgement:
+    """`judge` asked `trials` times: the majority score, unscored ("tie: ...") on a tie.
+
+    Calls, tokens and cost add up over the trials; `votes` keeps each trial's score.
+    """
+    verdicts = await asyncio.gather(
+        *(judge(metric, model, prompts, values, **kwargs) for _ in range(max(1, trials)))
+    )
+    for v in verdicts:
+        v.cost_usd = model_cost_usd(model.config, v.prompt_tokens, v.output_tokens)
+    if len(verdicts) == 1:
+        return verdicts[0]
+    costs = [v.cost_usd for v in verdicts]
+    out = Judgement(
+        llm_calls=sum(v.llm_calls for v in verdicts),
+        prompt_tokens=sum(v.prompt_tokens for v in verdicts),
+        output_tokens=sum(v.output_tokens for v in verdicts),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        votes=[v.score for v in verdicts],  # type: ignore[misc]
+    )
+    scored = [v for v in verdicts if v.score is not None]
+    if not scored:
+        out.error = f"all {len(verdicts)} trials failed: {verdicts[0].error}"[:500]
+        return out
+    ones = sum(1 for v in scored if v.score == 1)
+    zeros = len(scored) - ones
+    if ones == zeros:
+        out.error = f"tie: {ones} of {len(scored)} scored trials said 1, {zeros} said 0"
+        return out
+    out.score = 1 if ones > zeros else 0
+    out.reason = next(v.reason for v in scored if v.score == out.score)
+    return out

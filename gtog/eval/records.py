@@ -19,6 +19,8 @@ class Efficiency(BaseModel):
     llm_calls_categories: dict[str, int] = Field(default_factory=dict)
     prompt_tokens_categories: dict[str, int] = Field(default_factory=dict)
     output_tokens_categories: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float | None = None
+    """USD of the search's LLM calls (LiteLLM's price map); None when a model has no price."""
 
 
 class MethodRecord(BaseModel):

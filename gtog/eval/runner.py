@@ -25,7 +25,7 @@ from gtog.eval.checkpoint import (
 from gtog.eval.config import EvalConfig, load_eval_config
 from gtog.eval.dataset import QAItem, dataset_fingerprint, load_dataset
 from gtog.eval.engines import METHODS, SearchEngine, build_engine, retrieved_sources, run_search
-from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge, load_prompts
+from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge_trials, load_prompts
 from gtog.eval.lexical import LEXICAL_METRICS
 from gtog.eval.records import Efficiency, MethodRecord, RunFingerprint
 from gtog.eval.results import (
@@ -106,6 +106,11 @@ def _secrets(project: Project) -> list[str]:
     return keys
 
 
+def _judge_id(model: ChatModel, config: EvalConfig) -> str:
+    trials = f"x{config.judge.trials}" if config.judge.trials > 1 else ""
+    return f"{model.name}@T{config.judge.temperature:g}{trials}"
+
+
 def _backup(path: Path) -> None:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     path.rename(path.with_name(f"{path.name}.{stamp}.bak"))
@@ -184,7 +189,7 @@ def prepare(options: EvalOptions) -> EvalRun:
     output_dir = (output_dir if output_dir.is_absolute() else root / output_dir).resolve()
     fingerprint = RunFingerprint(
         dataset=dataset_fingerprint(all_items),
-        judge_models={k: f"{j.name}@T{config.judge.temperature:g}" for k, j in judges.items()},
+        judge_models={k: _judge_id(j, config) for k, j in judges.items()},
         prompts=prompts.fingerprint,
         metrics=config.metrics,
     )
@@ -287,6 +292,7 @@ async def _evaluate_one(
         llm_calls_categories=result.llm_calls_categories or {},
         prompt_tokens_categories=result.prompt_tokens_categories or {},
         output_tokens_categories=result.output_tokens_categories or {},
+        cost_usd=result.cost_usd,
     )
     if run.config.output.save_intermediate:
         record.context_text = context
@@ -302,11 +308,12 @@ async def _evaluate_one(
     metrics = [m for m in run.config.metrics if m in FIELDS]
     verdicts = await asyncio.gather(
         *(
-            judge(
+            judge_trials(
                 metric,
                 run.judges[item.index_key],
                 run.prompts,
                 {f: values[f] for f in FIELDS[metric]},
+                trials=jc.trials,
                 temperature=jc.temperature,
                 max_tokens=jc.max_tokens,
                 json_mode=jc.structured_output,

@@ -130,6 +130,7 @@ class ToGSearch:
             ),
             **{f"{c}_fallbacks": run.fallback_count(c) for c in CATEGORIES if c != "answer"},
             "llm_calls": run.tally.total_calls,
+            "cost_usd": run.tally.cost_usd,
             "llm_call_bound": self.settings.max_llm_calls,
         }
         return pd.DataFrame([row])
