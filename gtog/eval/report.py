@@ -111,7 +111,8 @@ def summary_table(summary: dict[str, Any], metrics: list[str]) -> Table:
     table.caption = (
         f"{_question_note(summary, metrics)} (same_questions in the summary JSON; strict and "
         "per-method means are there too); ± half the 95% interval (Wilson for 0/1 judges, "
-        f"bootstrap otherwise); * differs from the best method (paired test, Holm p < {ALPHA:g}); "
+        "bootstrap otherwise; none when too few or identical scores, see ci95_reason); "
+        f"* differs from the best method (paired test, Holm p < {ALPHA:g}); "
         "errors = failed searches + failed judge calls; sec/calls/tokens per successful search; "
         "$/answer = search + judging (- when a model has no price)"
     )
