@@ -63,7 +63,10 @@ def _cell(group: dict[str, Any], metric: str, mark: bool) -> str:
 
 def _question_note(summary: dict[str, Any], metrics: list[str]) -> str:
     counts = {
-        m: min(g["same_questions"]["scored"].get(m, 0) for g in summary["by_method"].values())
+        m: min(
+            (g["same_questions"]["scored"].get(m, 0) for g in summary["by_method"].values()),
+            default=0,
+        )
         for m in metrics
     }
     if len(set(counts.values())) == 1:
