@@ -5,10 +5,11 @@
     python benchmarks/judge_agreement.py --prompts gtog/eval/prompts     # the design's prompts
     python benchmarks/judge_agreement.py --prompts DIR --prompts DIR2    # compare prompt sets
 
-Starts the local model server (the gtog[local] extra), runs gtog's own correctness judge
-(`gtog.eval.judges.judge`, JSON mode, temperature 0, as `gtog eval` does) on the labelled
-cases in benchmarks/data/judge_cases.json, and writes agreement, the confusion counts and
-the wall time per prompt set to benchmarks/results/judge_agreement.json.
+Starts the local model server (the gtog[local] extra), judges the labelled cases in
+benchmarks/data/judge_cases.json with `gtog.eval.judge_check` (the library behind
+`gtog judge-check`: JSON mode, temperature 0, as `gtog eval` does), and writes accuracy,
+Cohen's kappa with its 95% interval, the confusion matrix and the wall time per prompt
+set to benchmarks/results/judge_agreement.json.
 """
 
 from __future__ import annotations
@@ -28,55 +29,46 @@ RESULT = REPO / "benchmarks" / "results" / "judge_agreement.json"
 DEFAULT_PROMPTS = REPO / "gtog" / "local" / "judge_prompts"
 
 
-async def _score(prompts_dir: Path, cases: list[dict[str, Any]], info: Any) -> dict[str, Any]:
-    from gtog.eval.judges import judge, load_prompts
+async def _score(prompts_dir: Path, info: Any) -> dict[str, Any]:
+    from gtog.eval.judge_check import agreement, judge_cases, load_cases
+    from gtog.eval.judges import load_prompts
     from gtog.local.clients import local_chat_model
 
+    cases = load_cases(CASES)
+    source = {c["id"]: c["source"] for c in json.loads(CASES.read_text())["cases"]}
     prompts = load_prompts(prompts_dir)
-    model = local_chat_model(info)
-    rows = []
+
+    def show(case: Any, verdict: Any) -> None:
+        mark = "ok " if verdict.score == case.label else "BAD"
+        print(f"  {mark} {case.id:<16} label {case.label} judge {verdict.score}", flush=True)
+
     started = time.monotonic()
-    for case in cases:
-        verdict = await judge(
-            "correctness",
-            model,
-            prompts,
-            {k: case[k] for k in ("question", "ground_truth", "predicted")},
-        )
-        rows.append(
-            {
-                "id": case["id"],
-                "source": case["source"],
-                "label": case["label"],
-                "score": verdict.score,
-                "error": verdict.error,
-                "reason": verdict.reason,
-            }
-        )
-        mark = "ok " if verdict.score == case["label"] else "BAD"
-        print(f"  {mark} {case['id']:<16} label {case['label']} judge {verdict.score}", flush=True)
+    verdicts = await judge_cases(
+        cases, local_chat_model(info), prompts, concurrency=1, on_case=show
+    )
     wall = time.monotonic() - started
-
-    def agree(subset: list[dict[str, Any]]) -> str:
-        return f"{sum(r['score'] == r['label'] for r in subset)}/{len(subset)}"
-
+    by_source = {}
+    for s in sorted(set(source.values())):
+        keep = [i for i, c in enumerate(cases) if source[c.id] == s]
+        by_source[s] = agreement([cases[i] for i in keep], [verdicts[i] for i in keep])
     return {
         "prompts_dir": os.path.relpath(prompts_dir, REPO),
         "prompt_fingerprint": prompts.fingerprint,
         "correctness_prompt": prompts.templates["correctness"],
-        "agreement": agree(rows),
-        "agreement_by_source": {
-            s: agree([r for r in rows if r["source"] == s])
-            for s in sorted({r["source"] for r in rows})
-        },
-        "true_pos": sum(r["label"] == 1 and r["score"] == 1 for r in rows),
-        "false_neg": sum(r["label"] == 1 and r["score"] == 0 for r in rows),
-        "true_neg": sum(r["label"] == 0 and r["score"] == 0 for r in rows),
-        "false_pos": sum(r["label"] == 0 and r["score"] == 1 for r in rows),
-        "errors": sum(r["error"] is not None for r in rows),
-        "always_0_baseline": agree([{**r, "score": 0} for r in rows]),
+        "agreement": agreement(cases, verdicts)["correctness"],
+        "agreement_by_source": {s: a["correctness"] for s, a in by_source.items()},
         "wall_seconds": round(wall, 1),
-        "rows": rows,
+        "rows": [
+            {
+                "id": c.id,
+                "source": source[c.id],
+                "label": c.label,
+                "score": v.score,
+                "error": v.error,
+                "reason": v.reason,
+            }
+            for c, v in zip(cases, verdicts, strict=True)
+        ],
     }
 
 
@@ -89,15 +81,15 @@ def main(argv: list[str] | None = None) -> int:
 
     from gtog.local import running_local_server
 
-    cases = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
     results = []
     with running_local_server() as info:
         for prompts_dir in args.prompts or [DEFAULT_PROMPTS]:
-            print(f"{prompts_dir}: {len(cases)} cases", flush=True)
-            result = asyncio.run(_score(prompts_dir.resolve(), cases, info))
+            print(f"{prompts_dir}:", flush=True)
+            result = asyncio.run(_score(prompts_dir.resolve(), info))
+            a = result["agreement"]
             print(
-                f"{prompts_dir}: agreement {result['agreement']} "
-                f"{result['agreement_by_source']} in {result['wall_seconds']} s",
+                f"{prompts_dir}: accuracy {a['accuracy']} kappa {a['kappa']} {a['kappa_ci95']} "
+                f"confusion {a['confusion']} in {result['wall_seconds']} s",
                 flush=True,
             )
             results.append(result)

@@ -37,11 +37,19 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("gtog.cli.eval", "Evaluate search methods on a QA dataset with LLM judges."),
     "qa-eval": ("gtog.cli.qa", "Evaluate any QA system's answers (graphrag-eval format)."),
     "answer-correctness": ("gtog.cli.qa", "Claims-based correctness of answers in a TSV."),
+    "judge-check": ("gtog.cli.judge_check", "How well the judges agree with human labels."),
     "local-model": ("gtog.cli.local", "The offline demo's local model server (gtog[local])."),
 }
 """Command -> (module that registers it, one-line help shown by `gtog --help`)."""
 
-_EXTENSIONS = ("gtog.cli.eval", "gtog.cli.query", "gtog.cli.init", "gtog.cli.qa", "gtog.cli.local")
+_EXTENSIONS = (
+    "gtog.cli.eval",
+    "gtog.cli.query",
+    "gtog.cli.init",
+    "gtog.cli.qa",
+    "gtog.cli.judge_check",
+    "gtog.cli.local",
+)
 
 
 def _register(target: typer.Typer, name: str) -> None:

@@ -65,6 +65,8 @@ class JudgeConfig(_Strict):
     """Ask for JSON output (`response_format: json_object`) where the model supports it."""
     prompts_dir: str | None = None
     """A folder with <metric>.txt prompt files replacing the built-in ones."""
+    trials: int = Field(default=1, ge=1, le=15)
+    """Ask each judge this many times and score by majority (a tie is unscored)."""
 
 
 class TimeoutsConfig(_Strict):

@@ -30,6 +30,7 @@ __all__ = [
     "PromptSet",
     "Verdict",
     "judge",
+    "judge_trials",
     "load_prompts",
     "parse_verdict",
     "render",
@@ -55,6 +56,9 @@ class Judgement(BaseModel):
     prompt_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    """USD of the judge's calls (LiteLLM's price map); None when the model has no price."""
+    votes: list[int | None] | None = None
+    """Each trial's score when the judge was asked more than once (None: that trial failed)."""
 
     @classmethod
     def unscored(cls, why: str, **usage: Any) -> Judgement:
@@ -190,3 +194,43 @@ async def judge(
             f"unparseable judge reply (no explicit 0/1 score): {why}", **usage
         )
     return Judgement(score=reply.value.score, reason=reply.value.reason, **usage)
+
+
+async def judge_trials(
+    metric: str,
+    model: ChatModel,
+    prompts: PromptSet,
+    values: dict[str, str],
+    *,
+    trials: int = 1,
+    **kwargs: Any,
+) -> Judgement:
+    """`judge` asked `trials` times: the majority score, unscored ("tie: ...") on a tie.
+
+    Calls, tokens and cost add up over the trials; `votes` keeps each trial's score.
+    """
+    verdicts = await asyncio.gather(
+        *(judge(metric, model, prompts, values, **kwargs) for _ in range(max(1, trials)))
+    )
+    if len(verdicts) == 1:
+        return verdicts[0]
+    costs = [v.cost_usd for v in verdicts]
+    out = Judgement(
+        llm_calls=sum(v.llm_calls for v in verdicts),
+        prompt_tokens=sum(v.prompt_tokens for v in verdicts),
+        output_tokens=sum(v.output_tokens for v in verdicts),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        votes=[v.score for v in verdicts],  # type: ignore[misc]
+    )
+    scored = [v for v in verdicts if v.score is not None]
+    if not scored:
+        out.error = f"all {len(verdicts)} trials failed: {verdicts[0].error}"[:500]
+        return out
+    ones = sum(1 for v in scored if v.score == 1)
+    zeros = len(scored) - ones
+    if ones == zeros:
+        out.error = f"tie: {ones} of {len(scored)} scored trials said 1, {zeros} said 0"
+        return out
+    out.score = 1 if ones > zeros else 0
+    out.reason = next(v.reason for v in scored if v.score == out.score)
+    return out

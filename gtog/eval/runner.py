@@ -29,7 +29,7 @@ from gtog.errors import FatalRunError, InputError, describe_exception
 from gtog.eval.checkpoint import Checkpoint, read_checkpoint
 from gtog.eval.config import DEFAULT_RESPONSE_TYPE, EvalConfig, load_eval_config
 from gtog.eval.dataset import QAItem, dataset_fingerprint, load_dataset
-from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge, load_prompts
+from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge_trials, load_prompts
 from gtog.eval.lexical import CONTEXT_METRICS, LEXICAL_METRICS
 from gtog.eval.lock import OutputLock
 from gtog.eval.log import (
@@ -366,7 +366,7 @@ def _build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalCon
             temperature=jc.temperature,
             max_tokens=jc.max_tokens,
             structured_output=jc.structured_output,
-            trials=int(getattr(jc, "trials", 1)),
+            trials=jc.trials,
             prompts=run_parts["prompts"].fingerprint,
             metrics=[] if options.skip_judges else list(config.metrics),
             skipped=options.skip_judges,
@@ -586,11 +586,12 @@ async def _judge(run: EvalRun, item: QAItem, record: MethodRecord, context: str 
     asked = [m for m in llm_metrics if m not in missing]
     verdicts = await asyncio.gather(
         *(
-            judge(
+            judge_trials(
                 metric,
                 run.judges[record.index_key],
                 run.prompts,
                 {f: str(values[f]) for f in FIELDS[metric]},
+                trials=jc.trials,
                 temperature=jc.temperature,
                 max_tokens=jc.max_tokens,
                 json_mode=jc.structured_output,

@@ -1,0 +1,300 @@
+"""Intervals, paired tests, multiple-comparison adjustment and agreement: pure functions.
+
+scipy does the statistics: Wilson intervals from `binomtest(...).proportion_ci`, the exact
+McNemar test as `binomtest` on the discordant pairs, seeded `bootstrap` (BCa) intervals,
+seeded paired `permutation_test`s, and normal quantiles for Cohen's kappa. Every result is
+JSON-safe: floats or None, never NaN. Where there is no interval, `reason` says why.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "CONFIDENCE",
+    "SEED",
+    "Comparison",
+    "Interval",
+    "Kappa",
+    "bootstrap_interval",
+    "cohen_kappa",
+    "holm",
+    "is_binary",
+    "mean_interval",
+    "newcombe_paired_interval",
+    "paired_comparison",
+    "percentile",
+    "wilson_interval",
+]
+
+CONFIDENCE = 0.95
+SEED = 20240613
+"""Fixed seed of every bootstrap and permutation test: the same records give the same numbers."""
+N_RESAMPLES = 9999
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval, or None bounds and the reason there is none."""
+
+    low: float | None
+    high: float | None
+    method: str | None = None
+    reason: str | None = None
+
+    @classmethod
+    def none(cls, reason: str) -> Interval:
+        """No interval, because `reason`."""
+        return cls(None, None, None, reason)
+
+    def as_list(self) -> list[float] | None:
+        """`[low, high]`, or None."""
+        if self.low is None or self.high is None:
+            return None
+        return [self.low, self.high]
+
+
+def _finite(value: Any) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def is_binary(values: Sequence[float]) -> bool:
+    """True when every value is 0 or 1."""
+    return all(v in (0, 1) for v in values)
+
+
+def wilson_interval(successes: int, n: int, confidence: float = CONFIDENCE) -> Interval:
+    """Wilson score interval of a proportion (defined from n = 1 on)."""
+    if n < 1:
+        return Interval.none("no scored answers")
+    ci = stats.binomtest(int(successes), int(n)).proportion_ci(
+        confidence_level=confidence, method="wilson"
+    )
+    return Interval(max(0.0, float(ci.low)), min(1.0, float(ci.high)), "wilson")
+
+
+def _bootstrap(
+    data: tuple[np.ndarray, ...], statistic: Any, confidence: float, seed: int, paired: bool
+) -> Interval:
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = stats.bootstrap(
+                data,
+                statistic,
+                n_resamples=N_RESAMPLES,
+                confidence_level=confidence,
+                method=method,
+                paired=paired,
+                vectorized=True,
+                rng=np.random.default_rng(seed),
+            )
+        low, high = _finite(res.confidence_interval.low), _finite(res.confidence_interval.high)
+        if low is not None and high is not None:
+            return Interval(low, high, f"bootstrap_{method.lower()}")
+    return Interval.none("the bootstrap interval is undefined for these scores")
+
+
+def _mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x, axis=axis)
+
+
+def bootstrap_interval(
+    values: Sequence[float], confidence: float = CONFIDENCE, seed: int = SEED
+) -> Interval:
+    """Seeded bootstrap (BCa) interval of a mean; None for n < 2 or identical values."""
+    x = np.asarray(values, dtype=float)
+    if x.size < 2:
+        return Interval.none(f"{x.size} scored answer(s); a bootstrap needs at least 2")
+    if np.all(x == x[0]):
+        return Interval.none(f"all {x.size} scores are {x[0]:g}; a bootstrap has no spread")
+    return _bootstrap((x,), _mean, confidence, seed, paired=False)
+
+
+def mean_interval(
+    values: Sequence[float], *, binary: bool | None = None, confidence: float = CONFIDENCE
+) -> Interval:
+    """Wilson for 0/1 scores, a seeded bootstrap otherwise (`binary=None`: decide by values)."""
+    binary = is_binary(values) if binary is None else binary
+    if binary:
+        return wilson_interval(int(sum(values)), len(values), confidence)
+    return bootstrap_interval(values, confidence)
+
+
+def newcombe_paired_interval(
+    a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE
+) -> Interval:
+    """Interval of mean(a) - mean(b) for paired 0/1 scores (Newcombe 1998, method 10).
+
+    Combines the Wilson intervals of both proportions with the correlation of the pairs;
+    unlike a bootstrap it has width when no pair disagrees.
+    """
+    x, y = np.asarray(a, dtype=int), np.asarray(b, dtype=int)
+    n = x.size
+    if n < 1:
+        return Interval.none("no question scored for both methods")
+    both = int(np.sum((x == 1) & (y == 1)))
+    only_a = int(np.sum((x == 1) & (y == 0)))
+    only_b = int(np.sum((x == 0) & (y == 1)))
+    neither = n - both - only_a - only_b
+    p1, p2 = (both + only_a) / n, (both + only_b) / n
+    w1, w2 = (
+        wilson_interval(both + only_a, n, confidence),
+        wilson_interval(both + only_b, n, confidence),
+    )
+    l1, u1, l2, u2 = w1.low, w1.high, w2.low, w2.high
+    assert l1 is not None and u1 is not None and l2 is not None and u2 is not None
+    margins = (both + only_a) * (only_b + neither) * (both + only_b) * (only_a + neither)
+    phi = (both * neither - only_a * only_b) / math.sqrt(margins) if margins else 0.0
+    diff = p1 - p2
+    lower = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    upper = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return Interval(max(-1.0, diff - lower), min(1.0, diff + upper), "newcombe")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two methods on the questions both scored: means, difference, interval and p-value."""
+
+    n: int
+    a_mean: float | None
+    b_mean: float | None
+    diff: float | None
+    ci95: Interval
+    p_value: float | None
+    test: str | None
+    reason: str | None = None
+
+
+def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x - y, axis=axis)
+
+
+def paired_comparison(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    binary: bool | None = None,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> Comparison:
+    """Compare paired scores `a[i]`, `b[i]` (the same question) of two methods.
+
+    0/1 scores: exact McNemar test (two-sided binomial test of the discordant pairs
+    against 1/2; p = 1 when no pair disagrees) and a Newcombe interval. Other scores: a
+    seeded paired permutation test of the mean difference (exact up to 13 pairs) and a
+    seeded bootstrap interval of the mean difference.
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError("paired scores need the same length")
+    n = int(x.size)
+    if n == 0:
+        return Comparison(
+            0, None, None, None, Interval.none("no question scored for both methods"), None, None,
+            "no question scored for both methods",
+        )  # fmt: skip
+    binary = is_binary([*x, *y]) if binary is None else binary
+    a_mean, b_mean = float(x.mean()), float(y.mean())
+    diff = float(np.mean(x - y))
+    if binary:
+        only_a = int(np.sum((x == 1) & (y == 0)))
+        only_b = int(np.sum((x == 0) & (y == 1)))
+        discordant = only_a + only_b
+        p = 1.0 if discordant == 0 else float(stats.binomtest(only_a, discordant, 0.5).pvalue)
+        ci = newcombe_paired_interval(x, y, confidence)
+        return Comparison(n, a_mean, b_mean, diff, ci, min(1.0, p), "mcnemar_exact")
+    d = x - y
+    if np.all(d == d[0]):
+        ci = Interval.none(f"all {n} paired differences are {d[0]:g}; a bootstrap has no spread")
+    elif n < 2:
+        ci = Interval.none("1 pair; a bootstrap needs at least 2")
+    else:
+        ci = _bootstrap((x, y), _mean_diff, confidence, seed, paired=True)
+    if np.all(d == 0):
+        p = 1.0
+    elif n < 2:
+        return Comparison(
+            n, a_mean, b_mean, diff, ci, None, "paired_permutation",
+            "1 pair: too few to test",
+        )  # fmt: skip
+    else:
+        res = stats.permutation_test(
+            (x, y),
+            _mean_diff,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=N_RESAMPLES,
+            rng=np.random.default_rng(seed),
+        )
+        p = float(res.pvalue)
+    return Comparison(n, a_mean, b_mean, diff, ci, min(1.0, p), "paired_permutation")
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment over one family of tests (None stays None)."""
+    present = [i for i, p in enumerate(p_values) if p is not None]
+    out: list[float | None] = [None] * len(p_values)
+    if not present:
+        return out
+    p = np.array([p_values[i] for i in present], dtype=float)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adjusted = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    for rank, idx in enumerate(order):
+        out[present[idx]] = float(adjusted[rank])
+    return out
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (linear interpolation), None for no values."""
+    if len(values) == 0:
+        return None
+    return float(np.percentile(np.asarray(values, dtype=float), q))
+
+
+@dataclass(frozen=True)
+class Kappa:
+    """Cohen's kappa of two raters with its interval (analytic standard error)."""
+
+    n: int
+    accuracy: float | None
+    kappa: float | None
+    ci95: Interval
+
+
+def cohen_kappa(
+    labels: Sequence[int], ratings: Sequence[int], confidence: float = CONFIDENCE
+) -> Kappa:
+    """Cohen's kappa of 0/1 `ratings` against 0/1 `labels`.
+
+    The interval is kappa ± z·SE with Cohen's (1960) large-sample standard error
+    SE = sqrt(po (1 - po) / (n (1 - pe)^2)), clipped to [-1, 1].
+    """
+    x, y = np.asarray(labels, dtype=int), np.asarray(ratings, dtype=int)
+    n = int(x.size)
+    if n == 0:
+        return Kappa(0, None, None, Interval.none("no scored cases"))
+    po = float(np.mean(x == y))
+    pe = float(np.mean(x) * np.mean(y) + (1 - np.mean(x)) * (1 - np.mean(y)))
+    if pe >= 1.0:
+        return Kappa(
+            n, po, None, Interval.none("labels and judge both give one class only: kappa undefined")
+        )
+    kappa = (po - pe) / (1 - pe)
+    se = math.sqrt(po * (1 - po) / (n * (1 - pe) ** 2))
+    if se == 0:
+        return Kappa(
+            n, po, float(kappa), Interval.none("perfect agreement: the standard error is 0")
+        )
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    ci = Interval(max(-1.0, kappa - z * se), min(1.0, kappa + z * se), "analytic_se")
+    return Kappa(n, po, float(kappa), ci)
