@@ -13,12 +13,21 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from gtog.errors import InputError
 
-__all__ = ["eval_command", "register"]
+__all__ = ["eval_app", "eval_command", "register", "report_command"]
 
 err = Console(stderr=True)
 
+eval_app = typer.Typer(
+    name="eval",
+    invoke_without_command=True,
+    no_args_is_help=False,
+    rich_markup_mode="rich",
+)
 
+
+@eval_app.callback(invoke_without_command=True)
 def eval_command(
+    ctx: typer.Context,
     root: Annotated[
         Path,
         typer.Option(
@@ -76,7 +85,9 @@ def eval_command(
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Evaluate search methods on a QA dataset with LLM judges; writes detailed and summary JSON."""
+    """Evaluate search methods on a QA dataset with LLM judges; writes JSON, report.html, CSV."""
+    if ctx.invoked_subcommand is not None:
+        return
     from gtog.eval.report import print_summary
     from gtog.eval.runner import EvalOptions, prepare, run_evaluation_async, write_results
 
@@ -135,9 +146,32 @@ def eval_command(
         detailed, summary_path = write_results(run)
     summary = json.loads(summary_path.read_text())
     print_summary(summary, run.config.metrics)
-    err.print(f"wrote {detailed}\nwrote {summary_path}", highlight=False)
+    from gtog.eval.flat import CSV_NAME
+    from gtog.eval.publish import REPORT_NAME
+
+    written = (detailed, summary_path, run.output_dir / REPORT_NAME, run.output_dir / CSV_NAME)
+    err.print("\n".join(f"wrote {p}" for p in written), highlight=False)
+
+
+@eval_app.command("report")
+def report_command(
+    output_dir: Annotated[
+        Path,
+        typer.Argument(help="A gtog eval output folder (finished, still running or interrupted)."),
+    ],
+) -> None:
+    """Write OUTPUT_DIR/report.html and eval_results.csv from a run's results or checkpoint."""
+    from gtog.eval.publish import write_report
+
+    try:
+        html_path, csv_path = write_report(output_dir.resolve())
+    except InputError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    for path in (html_path, csv_path):
+        err.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
-    """Add `eval` to a typer app."""
-    app.command("eval")(eval_command)
+    """Add the `eval` group (run an evaluation; `eval report`) to a typer app."""
+    app.add_typer(eval_app, name="eval")

@@ -27,6 +27,7 @@ from gtog.eval.dataset import QAItem, dataset_fingerprint, load_dataset
 from gtog.eval.engines import METHODS, SearchEngine, build_engine, retrieved_sources, run_search
 from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge, load_prompts
 from gtog.eval.lexical import LEXICAL_METRICS
+from gtog.eval.publish import add_gold_evidence, run_versions, write_report
 from gtog.eval.records import Efficiency, MethodRecord, RunFingerprint
 from gtog.eval.results import (
     DETAILED_NAME,
@@ -385,7 +386,7 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
 
 
 def write_results(run: EvalRun) -> tuple[Path, Path]:
-    """Write the detailed and summary JSON files (atomically) for all records so far."""
+    """Write the detailed and summary JSON, report.html and the CSV for all records so far."""
     records = [r for r in run.done if r.method in run.methods]
     metadata = {
         "timestamp": dt.datetime.now().isoformat(timespec="seconds"),
@@ -396,16 +397,16 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
         "judge_models": run.fingerprint.judge_models,
         "judge_prompts": run.prompts.fingerprint,
         "dataset": run.fingerprint.dataset,
+        "dataset_path": run.config.dataset.path,
         "config": str(run.config_path),
+        "versions": run_versions(),
     }
     detailed = run.output_dir / DETAILED_NAME
     summary_path = run.output_dir / SUMMARY_NAME
-    write_json_atomic(
-        detailed,
-        detailed_results(
-            records, run.methods, metadata, keep_intermediate=run.config.output.save_intermediate
-        ),
+    detailed_data = detailed_results(
+        records, run.methods, metadata, keep_intermediate=run.config.output.save_intermediate
     )
+    write_json_atomic(detailed, add_gold_evidence(detailed_data, run.items))
     summary = {"metadata": metadata, **summarize(records, run.methods, run.config.metrics)}
     write_json_atomic(summary_path, summary)
     if run.config.output.qa_responses:
@@ -413,6 +414,7 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
         write_json_atomic(qa_dir / "reference.json", qa_reference(records))
         for method in run.methods:
             write_json_atomic(qa_dir / f"responses_{method}.json", qa_responses(records, method))
+    write_report(run.output_dir)  # report.html + eval_results.csv, from the files just written
     return detailed, summary_path
 
 
