@@ -261,7 +261,12 @@ def heat_map(cells: list[HeatCell], methods: list[str], metric: str) -> Markup |
         )
     marks.append(_text(label_w - 6, ly + 9, "0", "end", "tick"))
     marks.append(
-        _text(label_w + 14 * 11 + 6, ly + 9, f"1    colour: mean {metric}; (k) = answers scored", cls="tick")
+        _text(
+            label_w + 14 * 11 + 6,
+            ly + 9,
+            f"1    colour: mean {metric}; (k) = answers scored",
+            cls="tick",
+        )
     )
     return _svg(width, height, f"Mean {metric} per index and method", *marks)
 
