@@ -199,7 +199,8 @@ def heat_map(cells: list[HeatCell], methods: list[str], metric: str) -> Markup |
     by_key = {(c.index_key, c.method): c for c in cells}
     label_w = min(200, 20 + 7 * max(len(k) for k in keys))
     cw, ch, top = 100, 28, 26
-    width = max(label_w + cw * len(methods) + 20, label_w + 14 * 11 + 260)
+    key_text = f"1    colour: mean {metric}; (k) = answers scored"
+    width = max(label_w + cw * len(methods) + 20, label_w + 14 * 11 + 16 + 7 * len(key_text))
     height = top + ch * len(keys) + 44
     marks: list[Markup] = []
     for j, method in enumerate(methods):
@@ -264,7 +265,7 @@ def heat_map(cells: list[HeatCell], methods: list[str], metric: str) -> Markup |
         _text(
             label_w + 14 * 11 + 6,
             ly + 9,
-            f"1    colour: mean {metric}; (k) = answers scored",
+            key_text,
             cls="tick",
         )
     )
