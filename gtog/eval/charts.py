@@ -62,7 +62,9 @@ def _text(x: float, y: float, text: str, anchor: str = "start", cls: str | None 
     return el("text", {"x": x, "y": y, "text-anchor": anchor, "class": cls}, text)
 
 
-def _line(x1: float, y1: float, x2: float, y2: float, stroke: str = _GRID, width=1.0) -> Markup:
+def _line(
+    x1: float, y1: float, x2: float, y2: float, stroke: str = _GRID, width: float = 1.0
+) -> Markup:
     return el(
         "line", {"x1": x1, "y1": y1, "x2": x2, "y2": y2, "stroke": stroke, "stroke-width": width}
     )
@@ -91,7 +93,9 @@ def _fmt(value: float) -> str:
     return f"{value:.2g}"
 
 
-def _x_axis(left: float, width: float, top: float, bottom: float, ticks: list[float], label: str):
+def _x_axis(
+    left: float, width: float, top: float, bottom: float, ticks: list[float], label: str
+) -> list[Markup]:
     hi = ticks[-1] or 1.0
     out = []
     for t in ticks:

@@ -73,7 +73,11 @@ def load_page(chromium: str, url: str, timeout: float = 120) -> PageLoad:
 
 
 def screenshot(
-    chromium: str, page: Path, png: Path, size: tuple[int, int] = (1280, 2000), timeout=120
+    chromium: str,
+    page: Path,
+    png: Path,
+    size: tuple[int, int] = (1280, 2000),
+    timeout: float = 120,
 ) -> Path:
     """A PNG of the top `size` of a local page."""
     png.parent.mkdir(parents=True, exist_ok=True)
