@@ -18,9 +18,12 @@ from rich.console import Console
 if TYPE_CHECKING:
     from gtog.eval.runner import EvalRun
 
-__all__ = ["eval_command", "register"]
+__all__ = ["eval_app", "eval_command", "register", "report_command"]
 
 err = Console(stderr=True)
+
+eval_app = typer.Typer(name="eval", invoke_without_command=True, no_args_is_help=False)
+"""`gtog eval` runs an evaluation; `gtog eval report DIR` writes a run's page and CSV."""
 
 LOG_NAME = "eval.log"
 
@@ -96,9 +99,13 @@ def _execute(run: EvalRun, quiet: bool) -> int:
                 detailed, summary_path = write_results(run)
     if not run.done:
         return code or 1
+    from gtog.eval.flat import CSV_NAME
+    from gtog.eval.publish import REPORT_NAME
+
     _show_summary(run, summary_path)
     _print_errors(run)
-    err.print(f"wrote {detailed}\nwrote {summary_path}", highlight=False)
+    written = (detailed, summary_path, run.output_dir / REPORT_NAME, run.output_dir / CSV_NAME)
+    err.print("\n".join(f"wrote {p}" for p in written), highlight=False)
     searched = [r for r in run.done if r.method in run.methods]
     if code == 0 and searched and all(r.error for r in searched):
         err.print("[red]every search failed[/red]: see the errors above", highlight=False)
@@ -106,7 +113,9 @@ def _execute(run: EvalRun, quiet: bool) -> int:
     return code
 
 
+@eval_app.callback(invoke_without_command=True)
 def eval_command(
+    ctx: typer.Context,
     root: Annotated[
         Path,
         typer.Option(
@@ -187,7 +196,9 @@ def eval_command(
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Evaluate search methods on a QA dataset with LLM judges; writes detailed and summary JSON."""
+    """Evaluate search methods on a QA dataset with LLM judges; writes JSON, report.html, CSV."""
+    if ctx.invoked_subcommand is not None:
+        return
     from gtog.errors import InputError
     from gtog.eval.runner import EvalOptions, prepare
 
@@ -255,6 +266,25 @@ def eval_command(
         raise typer.Exit(code)
 
 
+@eval_app.command("report")
+def report_command(
+    output_dir: Annotated[
+        Path,
+        typer.Argument(help="A gtog eval output folder (finished, still running or interrupted)."),
+    ],
+) -> None:
+    """Write OUTPUT_DIR/report.html and eval_results.csv from a run's results or checkpoint."""
+    from gtog.errors import InputError
+    from gtog.eval.publish import write_report
+
+    try:
+        html_path, csv_path = write_report(output_dir.resolve())
+    except InputError as exc:
+        raise _fail(str(exc), 2) from None
+    for path in (html_path, csv_path):
+        err.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Add `eval` to a typer app."""
-    app.command("eval")(eval_command)
+    """Add the `eval` group (run an evaluation; `eval report`) to a typer app."""
+    app.add_typer(eval_app, name="eval")

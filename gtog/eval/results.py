@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gtog.eval.lexical import LEXICAL_METRICS
-from gtog.eval.log import DETAILED_NAME, SUMMARY_NAME
+from gtog.eval.log import DETAILED_NAME, SUMMARY_NAME, EvalSpec
 from gtog.eval.records import MethodRecord
 from gtog.eval.statistics import holm, is_binary, mean_interval, paired_comparison, percentile
 from gtog.files import write_json_atomic
@@ -24,6 +24,7 @@ __all__ = [
     "judge_usage",
     "qa_reference",
     "qa_responses",
+    "result_views",
     "summarize",
     "write_json_atomic",
 ]
@@ -435,3 +436,40 @@ def qa_responses(records: Iterable[MethodRecord], method: str) -> list[dict[str,
             )
         )
     return out
+
+
+def result_views(
+    spec: EvalSpec,
+    records: list[MethodRecord],
+    methods: list[str],
+    *,
+    keep_intermediate: bool = True,
+    stopped: str | None = None,
+    partial: bool = False,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The detailed and summary results of a run's records (the JSON `gtog eval` writes)."""
+    import datetime as dt
+
+    metadata = {
+        "timestamp": dt.datetime.now().isoformat(timespec="seconds"),
+        "gtog_version": spec.gtog_version,
+        "graphrag_version": spec.graphrag_version,
+        "versions": {"gtog": spec.gtog_version, "graphrag": spec.graphrag_version},
+        "total_questions": len({r.qid for r in records}),
+        "methods": methods,
+        "metrics": spec.judge.metrics,
+        "index_keys": sorted({r.index_key for r in records} | set(spec.indexes)),
+        "judge_models": spec.judge.models,
+        "judge_prompts": spec.judge.prompts,
+        "dataset": spec.dataset.hash,
+        "dataset_path": spec.dataset.path,
+        "repeated_questions": spec.dataset.repeats,
+        "config": spec.config_path,
+        "stopped": stopped,
+        "partial": partial,
+        "errors": error_kinds(records),
+        "spec": spec.model_dump(),
+    }
+    detailed = detailed_results(records, methods, metadata, keep_intermediate=keep_intermediate)
+    summary = {"metadata": metadata, **summarize(records, methods, spec.judge.metrics)}
+    return detailed, summary

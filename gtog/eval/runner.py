@@ -45,14 +45,7 @@ from gtog.eval.log import (
     stable_hash,
 )
 from gtog.eval.records import Efficiency, MethodRecord
-from gtog.eval.results import (
-    QA_DIR,
-    detailed_results,
-    error_kinds,
-    qa_reference,
-    qa_responses,
-    summarize,
-)
+from gtog.eval.results import QA_DIR, qa_reference, qa_responses, result_views
 from gtog.files import write_json_atomic
 from gtog.llm import ChatModel, chat_model_from_config, fatal_reason, run_sync
 from gtog.project import Project, load_project
@@ -829,41 +822,27 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
 
 
 def write_results(run: EvalRun) -> tuple[Path, Path]:
-    """Write the detailed and summary JSON files (atomically) for all records so far."""
+    """Write the detailed and summary JSON, qa/ files, report.html and the CSV, atomically."""
+    from gtog.eval.publish import write_report
+
     records = [r for r in run.done if r.method in run.methods]
-    spec = run.spec
-    metadata = {
-        "timestamp": dt.datetime.now().isoformat(timespec="seconds"),
-        "gtog_version": spec.gtog_version,
-        "graphrag_version": spec.graphrag_version,
-        "total_questions": len({r.qid for r in records}),
-        "methods": run.methods,
-        "metrics": spec.judge.metrics,
-        "index_keys": sorted(run.projects),
-        "judge_models": spec.judge.models,
-        "judge_prompts": spec.judge.prompts,
-        "dataset": spec.dataset.hash,
-        "repeated_questions": spec.dataset.repeats,
-        "config": spec.config_path,
-        "stopped": run.stopped,
-        "errors": error_kinds(records),
-        "spec": spec.model_dump(),
-    }
+    detailed_data, summary = result_views(
+        run.spec,
+        records,
+        run.methods,
+        keep_intermediate=run.config.output.save_intermediate,
+        stopped=run.stopped,
+    )
     detailed = run.output_dir / DETAILED_NAME
     summary_path = run.output_dir / SUMMARY_NAME
-    write_json_atomic(
-        detailed,
-        detailed_results(
-            records, run.methods, metadata, keep_intermediate=run.config.output.save_intermediate
-        ),
-    )
-    summary = {"metadata": metadata, **summarize(records, run.methods, spec.judge.metrics)}
+    write_json_atomic(detailed, detailed_data)
     write_json_atomic(summary_path, summary)
     if run.config.output.qa_responses:
         qa_dir = run.output_dir / QA_DIR
         write_json_atomic(qa_dir / "reference.json", qa_reference(records))
         for method in run.methods:
             write_json_atomic(qa_dir / f"responses_{method}.json", qa_responses(records, method))
+    write_report(run.output_dir)  # report.html + eval_results.csv, from the files just written
     return detailed, summary_path
 
 

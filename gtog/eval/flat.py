@@ -1,0 +1,58 @@
+"""The flat table of a run: one row per (question, method), for pandas or a spreadsheet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["CSV_NAME", "EFFICIENCY_COLUMNS", "flat_frame"]
+
+CSV_NAME = "eval_results.csv"
+EFFICIENCY_COLUMNS = ("latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd")
+
+
+def _row_error(entry: dict[str, Any]) -> str | None:
+    parts = []
+    if entry.get("error"):
+        parts.append(str(entry["error"]))
+    judge_errors = entry.get("judge_errors")
+    if isinstance(judge_errors, dict):
+        parts += [f"judge {m}: {e}" for m, e in judge_errors.items() if e]
+    return "; ".join(parts) or None
+
+
+def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd.DataFrame:
+    """`index_key, question_id, method`, one column per metric, efficiency, `error`.
+
+    A score the judge could not give, and the efficiency of a search that never ran, are
+    missing values (empty in the CSV), never 0. `error` holds the failed search's message
+    and any judge errors (`judge <metric>: ...`).
+    """
+    meta = detailed.get("metadata") or {}
+    metrics = list(metrics or meta.get("metrics") or [])
+    rows: list[dict[str, Any]] = []
+    for q in detailed.get("results") or []:
+        for method, entry in (q.get("methods") or {}).items():
+            scores = entry.get("scores") or {}
+            for m in scores:
+                if m not in metrics:
+                    metrics.append(m)
+            eff = entry.get("efficiency") or {}
+            rows.append(
+                {
+                    "index_key": q.get("imdb_key", q.get("index_key")),
+                    "question_id": q.get("question_id"),
+                    "method": method,
+                    **{m: scores.get(m) for m in scores},
+                    **{c: eff.get(c) for c in EFFICIENCY_COLUMNS},
+                    "error": _row_error(entry),
+                }
+            )
+    columns = ["index_key", "question_id", "method", *metrics, *EFFICIENCY_COLUMNS, "error"]
+    frame = pd.DataFrame(rows, columns=columns)
+    for c in (*metrics, "latency", "cost_usd"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
+    for c in ("llm_calls", "prompt_tokens", "output_tokens"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("Int64")
+    return frame

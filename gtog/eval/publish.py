@@ -1,0 +1,75 @@
+"""Write `report.html` and `eval_results.csv` for an output folder (the I/O edge of the page).
+
+The page is built from the run's detailed and summary JSON. When they are missing, or older
+than the checkpoint (a run still going, or interrupted before it wrote them), both are
+rebuilt in memory from `eval_checkpoint.jsonl` with the functions `gtog eval` uses itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gtog.errors import InputError
+from gtog.eval.flat import CSV_NAME, flat_frame
+from gtog.eval.log import CHECKPOINT_NAME, DETAILED_NAME, SUMMARY_NAME, read_log
+from gtog.eval.page import page_data
+from gtog.eval.pagehtml import render_page
+from gtog.eval.results import result_views
+from gtog.files import write_atomic
+
+__all__ = ["REPORT_NAME", "load_run", "write_report"]
+
+REPORT_NAME = "report.html"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    return data
+
+
+def _from_checkpoint(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    log = read_log(output_dir / CHECKPOINT_NAME)
+    methods = list(log.spec.methods)
+    methods += [m for m in dict.fromkeys(r.method for r in log.records) if m not in methods]
+    records = [r for r in log.records if r.method in methods]
+    return result_views(log.spec, records, methods, partial=True)
+
+
+def load_run(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """Detailed and summary results of a run, and whether they were rebuilt (partial)."""
+    detailed_path = output_dir / DETAILED_NAME
+    summary_path = output_dir / SUMMARY_NAME
+    checkpoint = output_dir / CHECKPOINT_NAME
+    have_json = detailed_path.is_file() and summary_path.is_file()
+    if have_json:
+        written = min(detailed_path.stat().st_mtime_ns, summary_path.stat().st_mtime_ns)
+        if not checkpoint.is_file() or written >= checkpoint.stat().st_mtime_ns:
+            return _read_json(detailed_path), _read_json(summary_path), False
+    if not checkpoint.is_file():
+        if not output_dir.is_dir():
+            raise InputError(f"{output_dir}: output folder not found")
+        raise InputError(
+            f"{output_dir}: no {DETAILED_NAME}, {SUMMARY_NAME} or {CHECKPOINT_NAME} to report on"
+        )
+    detailed, summary = _from_checkpoint(output_dir)
+    return detailed, summary, True
+
+
+def write_report(output_dir: Path) -> tuple[Path, Path]:
+    """Write `report.html` and `eval_results.csv` (atomically) for a run's output folder."""
+    detailed, summary, partial = load_run(output_dir)
+    html = render_page(page_data(detailed, summary, partial=partial))
+    csv = flat_frame(detailed).to_csv(index=False, lineterminator="\n")
+    html_path, csv_path = output_dir / REPORT_NAME, output_dir / CSV_NAME
+    write_atomic(html_path, html)
+    write_atomic(csv_path, csv)
+    return html_path, csv_path

@@ -1,0 +1,107 @@
+"""Open a real run's report.html in headless Chromium: no JS error, no empty chart, filters work."""
+
+from __future__ import annotations
+
+import re
+import struct
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from tests.integration.eval.helpers import load_results, make_eval_root
+from tests.integration.eval.test_report import MARKUP_ANSWER, markup_rule
+from tests.support.browser import find_chromium, load_page, screenshot
+from tests.support.projects import gtog
+from tests.support.scripted_server import Fail, Rule, ScriptedServer
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = find_chromium()
+
+
+class _Charts(HTMLParser):
+    """Per `<svg class="chart">`: its label and how many data marks it holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.charts: list[tuple[str, int]] = []
+        self.imgs = 0
+        self.scripts = 0
+        self._open: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "img":
+            self.imgs += 1
+        if tag == "script":
+            self.scripts += 1
+        if tag == "svg" and a.get("class") == "chart":
+            self.charts.append((a.get("aria-label") or "?", 0))
+        elif self.charts and "mark" in (a.get("class") or "").split():
+            label, n = self.charts[-1]
+            self.charts[-1] = (label, n + 1)
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_report_in_headless_chromium(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    from tests.support.tog_rules import tog_rules
+    from tests.support.world import judge_rules
+
+    assert CHROMIUM is not None
+    llm_server.rules[len(judge_rules()) : len(judge_rules())] = tog_rules()
+    llm_server.rules.insert(0, markup_rule())
+    llm_server.rules.insert(
+        0,
+        Rule(
+            "fail:tog-answer",
+            lambda r: "(Think-on-Graph answer)" in r.prompt and "Jory Quill" in r.prompt,
+            lambda r: Fail(400, "scripted bad request"),
+        ),
+    )
+    root = make_eval_root(
+        tmp_path,
+        example_indexes,
+        methods=("tog", "local", "basic"),
+        extra="tog_search:\n  width: 2\n  depth: 2\n"
+        "metrics: [correctness, faithfulness, relevance, completeness, token_recall]\n",
+    )
+    result = gtog("eval", "--root", str(root), "--limit", "3", "-q")
+    assert result.returncode == 0, result.stderr
+    detailed, _ = load_results(root)
+    failed = [q for q in detailed["results"] if any("error" in e for e in q["methods"].values())]
+    assert [q["question_id"] for q in failed] == ["or-03"]
+    page = root / "results" / "report.html"
+
+    loaded = load_page(CHROMIUM, page.as_uri())
+    assert loaded.console == [], "the page logged to the console (a JS error or a CSP block)"
+    assert 'data-ready="1"' in loaded.dom, "the filter script did not run to its end"
+    parsed = _Charts()
+    parsed.feed(loaded.dom)
+    labels = [label for label, _ in parsed.charts]
+    assert len(parsed.charts) == 8, labels  # scores, heat, 2 cost, 2 spreads, stages, errors
+    assert all(n > 0 for _, n in parsed.charts), parsed.charts  # no empty chart
+    assert parsed.imgs == 0 and parsed.scripts == 1  # the markup answer made no element
+    assert "Maren Holt." in loaded.dom and MARKUP_ANSWER not in loaded.dom
+    assert re.search(r'id="shown"[^>]*>6 of 6 questions shown<', loaded.dom)
+
+    # the filters run in the browser: preset by the address, counted by the script
+    filtered = load_page(CHROMIUM, page.as_uri() + "#failed")
+    assert filtered.console == []
+    assert re.search(r'id="shown"[^>]*>1 of 6 questions shown<', filtered.dom)
+    visible = re.findall(r'<details class="q" id="q-([^"]+)"(?![^>]*hidden)', filtered.dom)
+    assert visible == ["or-03"]
+    by_index = load_page(CHROMIUM, page.as_uri() + "#index=orchard")
+    assert re.search(r'id="shown"[^>]*>3 of 6 questions shown<', by_index.dom)
+
+    png = screenshot(CHROMIUM, page, tmp_path / "report.png")
+    assert _png_size(png) == (1280, 2000)
+    assert png.stat().st_size > 30_000  # a drawn page, not a blank one

@@ -1,0 +1,98 @@
+"""Open a page in headless Chromium: the DOM after its scripts ran, its console, a screenshot.
+
+Chromium (Debian's `chromium` package) runs offline with a fresh profile; with
+`--enable-logging=stderr` every console message of the page (uncaught errors and
+Content-Security-Policy violations included) is a `CONSOLE` line on stderr.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PageLoad", "find_chromium", "load_page", "screenshot"]
+
+_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+)
+_CONSOLE = re.compile(r':CONSOLE(?:\(\d+\))?:?\d*\] "(.*)", source: (\S*)')
+
+
+def find_chromium() -> str | None:
+    """The Chromium executable, or None when it is not installed."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@dataclass
+class PageLoad:
+    """What Chromium saw: the serialized DOM and the page's console messages."""
+
+    dom: str
+    console: list[tuple[str, str]]
+    """(message, source) for every console line."""
+
+
+def _run(chromium: str, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    with tempfile.TemporaryDirectory(prefix="gtog-chromium-") as profile:
+        return subprocess.run(
+            [chromium, *_FLAGS, f"--user-data-dir={profile}", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+
+def load_page(chromium: str, url: str, timeout: float = 120) -> PageLoad:
+    """Load `url`, let its scripts run, and return the DOM and console messages."""
+    proc = _run(
+        chromium,
+        ["--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000", "--dump-dom", url],
+        timeout,
+    )
+    if proc.returncode != 0 or "<html" not in proc.stdout:
+        raise RuntimeError(f"chromium failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    console = [(m.group(1), m.group(2)) for m in _CONSOLE.finditer(proc.stderr)]
+    return PageLoad(proc.stdout, console)
+
+
+def screenshot(
+    chromium: str,
+    page: Path,
+    png: Path,
+    size: tuple[int, int] = (1280, 2000),
+    timeout: float = 120,
+) -> Path:
+    """A PNG of the top `size` of a local page."""
+    png.parent.mkdir(parents=True, exist_ok=True)
+    proc = _run(
+        chromium,
+        [
+            f"--window-size={size[0]},{size[1]}",
+            "--hide-scrollbars",
+            f"--screenshot={png}",
+            page.resolve().as_uri(),
+        ],
+        timeout,
+    )
+    if proc.returncode != 0 or not png.is_file():
+        raise RuntimeError(
+            f"chromium screenshot failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
+        )
+    return png

@@ -1,0 +1,370 @@
+"""The report's data, page and flat table, built from real records through results.py."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html as html_lib
+import io
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gtog.errors import InputError
+from gtog.eval.checkpoint import CHECKPOINT_NAME, Checkpoint
+from gtog.eval.flat import flat_frame
+from gtog.eval.judges import Judgement
+from gtog.eval.log import DatasetSpec, EvalSpec, JudgeSpec
+from gtog.eval.page import error_kind, page_data, primary_metric, tog_paths
+from gtog.eval.pagehtml import render_page
+from gtog.eval.publish import load_run, write_report
+from gtog.eval.records import Efficiency, MethodRecord
+from gtog.eval.results import (
+    DETAILED_NAME,
+    SUMMARY_NAME,
+    detailed_results,
+    summarize,
+    write_json_atomic,
+)
+
+METHODS = ["tog", "local"]
+METRICS = ["correctness", "faithfulness", "token_recall"]
+XSS = '<script>alert("x")</script><img src=x onerror=alert(1)> Maren'
+TOG_CONTEXT = (
+    "-----Paths-----\nid|score|path\n"
+    "1|0.5|MAREN HOLT -[keeps the lighthouse on]-> VARN ISLAND\n"
+    "2|0.25|MAREN HOLT <-[sister of]- TOBIAS HOLT\n\n"
+    "-----Entities-----\nid|entity|type|description\n0|MAREN HOLT|PERSON|keeper"
+)
+
+
+def rec(
+    qid: str,
+    key: str,
+    method: str,
+    scores: dict[str, float] | None = None,
+    *,
+    response: str = "An answer",
+    error: str | None = None,
+    judge_errors: dict[str, str] | None = None,
+    eff: tuple[float, int, int, int] = (1.0, 1, 100, 10),
+    stages: dict[str, int] | None = None,
+    context: str | None = None,
+) -> MethodRecord:
+    r = MethodRecord(
+        qid=qid, index_key=key, question=f"Question {qid}?", reference=f"Ref {qid}", method=method
+    )
+    r.efficiency = Efficiency(
+        latency=eff[0],
+        llm_calls=eff[1],
+        prompt_tokens=eff[2],
+        output_tokens=eff[3],
+        llm_calls_categories=stages or {"response": eff[1]},
+    )
+    if error:
+        r.error = error
+        return r
+    r.response = response
+    r.context_text = context
+    r.sources = [{"id": "7", "text": "unit seven"}]
+    for m, s in (scores or {}).items():
+        r.judgements[m] = Judgement(score=s, reason=f"reason {m} {qid}")
+    for m, e in (judge_errors or {}).items():
+        r.judgements[m] = Judgement(error=e)
+    return r
+
+
+TOG_STAGES = {"entity_linking": 1, "reasoning": 2, "answer": 1}
+RECORDS = [
+    rec(
+        "a1", "alpha", "tog", {"correctness": 1, "faithfulness": 1, "token_recall": 1.0},
+        eff=(2.0, 4, 400, 40), stages=TOG_STAGES, context=TOG_CONTEXT,
+    ),
+    rec("a1", "alpha", "local", {"correctness": 1, "faithfulness": 1, "token_recall": 0.5},
+        response=XSS, context="<b>ctx</b>"),
+    rec("a2", "alpha", "tog", {"correctness": 0, "faithfulness": 1, "token_recall": 0.0},
+        eff=(4.0, 6, 600, 60), stages={"entity_linking": 1, "reasoning": 4, "answer": 1}),
+    rec("a2", "alpha", "local", {"correctness": 1, "token_recall": 1.0},
+        judge_errors={"faithfulness": "unparseable judge reply: no score"}),
+    rec("b1", "beta", "tog", error="RateLimitError: slow down"),
+    rec("b1", "beta", "local", {"correctness": 1, "faithfulness": 0, "token_recall": 1.0},
+        eff=(3.0, 1, 300, 30)),
+]  # fmt: skip
+
+
+def _plain(summary: dict) -> dict:
+    """A summary as gtog wrote it before intervals, comparisons and prices existed."""
+    out = {k: v for k, v in summary.items() if not k.startswith(("comparisons", "cost"))}
+    for groups in [out["by_method"], *out["by_movie"].values()]:
+        for g in groups.values():
+            for key in [k for k in g if k.startswith("ci95")]:
+                del g[key]
+    for eff in out["efficiency"].values():
+        for key in [k for k in eff if k.startswith("usd")]:
+            del eff[key]
+    return out
+
+
+def run_json(records=RECORDS, **extra_meta):
+    meta = {"methods": METHODS, "metrics": METRICS, "index_keys": ["alpha", "beta"]}
+    meta.update(extra_meta)
+    detailed = detailed_results(records, METHODS, meta, keep_intermediate=True)
+    summary = {"metadata": meta, **_plain(summarize(records, METHODS, METRICS))}
+    return detailed, summary
+
+
+def test_page_data_without_statistics_shows_means_and_counts() -> None:
+    detailed, summary = run_json()
+    data = page_data(detailed, summary)
+    assert data.primary == "correctness" and not data.has_intervals and data.comparisons == []
+    score = {(s.method, s.metric): s for s in data.scores}
+    assert score["local", "correctness"].mean == pytest.approx(1.0)
+    assert score["local", "faithfulness"].mean == pytest.approx(0.5)  # the judge error is not a 0
+    assert (score["local", "faithfulness"].scored, score["local", "faithfulness"].errors) == (2, 1)
+    assert score["tog", "correctness"].mean == pytest.approx(0.5)
+    assert score["tog", "correctness"].scored == 2 and score["tog", "correctness"].n == 3
+    assert all(s.ci95 is None for s in data.scores)
+
+    h = data.header
+    assert (h.answers, h.search_failed, h.judge_failed, h.unscored_judgements) == (6, 1, 1, 1)
+    assert h.fully_scored == 4 and not h.partial
+    assert h.indexes == ["alpha", "beta"] and h.methods == METHODS
+
+    heat = {(c.index_key, c.method): c for c in data.heat}
+    assert heat["alpha", "tog"].mean == pytest.approx(0.5)
+    assert heat["beta", "tog"].mean is None and heat["beta", "tog"].n == 1  # unscored, not 0
+    assert heat["beta", "local"].mean == pytest.approx(1.0)
+
+    cost = {p.method: p for p in data.costs}
+    assert cost["tog"].tokens == pytest.approx((440 + 660) / 2)  # successful searches only
+    assert cost["tog"].latency == pytest.approx(3.0)
+    assert cost["tog"].quality == pytest.approx(0.5) and cost["tog"].cost_usd is None
+    assert data.stage_calls["tog"] == {"entity_linking": 1.0, "reasoning": 3.0, "answer": 1.0}
+    assert data.stage_calls["local"] == {"response": 1.0}
+    latency = {s.method: s for s in data.latency}
+    assert latency["tog"].values == [2.0, 4.0] and latency["tog"].p50 == pytest.approx(3.0)
+
+    kinds = {(e.method, e.where, e.kind): e.count for e in data.errors}
+    assert kinds == {
+        ("tog", "search", "RateLimitError"): 1,
+        ("local", "judge: faithfulness", "unparseable judge reply"): 1,
+    }
+
+
+def test_question_flags_paths_and_answers() -> None:
+    data = page_data(*run_json())
+    q = {x.qid: x for x in data.questions}
+    assert [x.qid for x in data.questions] == ["a1", "a2", "b1"]
+    assert (q["a1"].disagree, q["a1"].failed, q["a1"].wrong) == (False, False, False)
+    assert (q["a2"].disagree, q["a2"].failed, q["a2"].wrong) == (True, True, True)
+    assert (q["b1"].disagree, q["b1"].failed, q["b1"].wrong) == (False, True, False)
+    tog = q["a1"].answers[0]
+    assert tog.method == "tog" and tog.paths == [
+        "0.5  MAREN HOLT -[keeps the lighthouse on]-> VARN ISLAND",
+        "0.25  MAREN HOLT <-[sister of]- TOBIAS HOLT",
+    ]
+    local = q["a1"].answers[1]
+    assert local.response == XSS and local.source_ids == ["7"] and local.paths == []
+    assert local.reasons["correctness"] == "reason correctness a1"
+    assert q["a2"].answers[1].scores["faithfulness"] is None
+    assert q["b1"].answers[0].error == "RateLimitError: slow down"
+
+
+def test_page_data_reads_intervals_comparisons_and_costs_when_present() -> None:
+    detailed, summary = run_json()
+    summary["by_method"]["tog"]["ci95"] = {"correctness": [0.1, 0.9], "faithfulness": "bad"}
+    summary["comparisons"] = [
+        {"metric": "correctness", "a": "tog", "b": "local", "n": 2, "a_mean": 0.5,
+         "b_mean": 1.0, "diff": -0.5, "ci95": [-1.0, 0.0], "p_value": 0.01, "p_holm": 0.03,
+         "test": "exact McNemar"},
+        {"metric": "faithfulness", "a": "tog", "b": "local", "p_value": 0.01, "p_holm": 0.2},
+        {"metric": "correctness", "a": "tog"},  # incomplete: skipped
+        "junk",
+    ]  # fmt: skip
+    for q in detailed["results"]:
+        for entry in q["methods"].values():
+            if entry["efficiency"]:
+                entry["efficiency"]["cost_usd"] = 0.002
+    data = page_data(detailed, summary)
+    assert data.has_intervals
+    score = {(s.method, s.metric): s for s in data.scores}
+    assert score["tog", "correctness"].ci95 == (0.1, 0.9)
+    assert score["tog", "faithfulness"].ci95 is None  # malformed: ignored, not a crash
+    assert [(c.metric, c.significant) for c in data.comparisons] == [
+        ("correctness", True),
+        ("faithfulness", False),  # p 0.01 but Holm-adjusted 0.2
+    ]
+    assert data.comparisons[0].test == "exact McNemar" and data.comparisons[0].ci95 == (-1, 0)
+    cost = {p.method: p for p in data.costs}
+    assert cost["local"].cost_usd == pytest.approx(0.002)
+    assert cost["tog"].quality_ci95 == (0.1, 0.9)
+
+    html = render_page(data)
+    assert "[0.10, 0.90]" in html and "exact McNemar" in html and "significant" in html
+    assert "USD unknown" not in html
+
+
+def test_page_escapes_everything_from_the_data_and_references_nothing() -> None:
+    detailed, summary = run_json()
+    detailed["results"][0]["question"] = 'Who? <iframe src="https://evil.example/x">'
+    detailed["metadata"]["index_keys"] = ["alpha", "beta"]
+    html = render_page(page_data(detailed, summary))
+    assert "<script>alert" not in html and "<img" not in html and "<iframe" not in html
+    assert (
+        "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"
+        in html
+    )
+    assert "&lt;b&gt;ctx&lt;/b&gt;" in html  # the context too
+    assert html.count("<script>") == 1 and html.count("<style>") == 1
+    html_without_data = html.replace("https://evil.example/x", "")
+    assert not re.search(r"https?:|//[a-z]", html_without_data, re.I)
+    assert not re.search(r"\b(src|href)=\"(?!#)", html)  # only in-page links
+    assert "@import" not in html and "url(" not in html
+
+    # the Content-Security-Policy allows exactly this page's style and script
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
+    csp = html_lib.unescape(csp)
+    script = re.search(r"<script>(.*?)</script>", html, re.S).group(1)
+    style = re.search(r"<style>(.*?)</style>", html, re.S).group(1)
+    for body in (script, style):
+        digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in csp
+    assert "default-src 'none'" in csp
+
+
+def test_page_shows_every_question_method_and_chart() -> None:
+    html = render_page(page_data(*run_json()))
+    for qid in ("a1", "a2", "b1"):
+        assert f'id="q-{qid}"' in html
+    assert html.count('<details class="q"') == 3
+    assert 'data-disagree="1"' in html and 'data-failed="1"' in html
+    charts = re.findall(r'<svg class="chart".*?</svg>', html, re.S)
+    assert len(charts) == 8  # scores, heat map, 2 cost panels, 2 spreads, stages, errors
+    assert all('class="mark"' in c for c in charts)
+    assert "USD unknown" in html and "no paired comparisons" in html
+    assert "Reasoning paths (2)" in html and "RateLimitError" in html
+
+
+def test_page_with_nothing_scored_says_so() -> None:
+    records = [rec("x", "k", "local", error="BadRequestError: no")]
+    detailed, summary = run_json(records)
+    data = page_data(detailed, summary)
+    assert data.header.search_failed == 1 and data.header.fully_scored == 0
+    html = render_page(data)
+    assert "No answer was scored." in html
+    assert 'class="mark"' in html  # the errors chart still draws the failure
+
+
+def test_page_data_tolerates_a_bare_detailed_file() -> None:
+    detailed = {
+        "results": [
+            {"question_id": "q", "imdb_key": "k", "question": "Q", "ground_truth": "G",
+             "evidence": "the gold passage",
+             "methods": {"basic": {"response": "A", "scores": {"token_recall": 0.4}}}},
+        ]
+    }  # fmt: skip
+    data = page_data(detailed, {})
+    assert data.header.methods == ["basic"] and data.primary == "token_recall"
+    assert data.questions[0].wrong and data.questions[0].gold_evidence == "the gold passage"
+    assert data.heat[0].mean == pytest.approx(0.4)
+    assert "the gold passage" in render_page(data)
+
+
+def test_helpers() -> None:
+    assert primary_metric(["faithfulness", "correctness"]) == "correctness"
+    assert primary_metric(["token_recall"]) == "token_recall"
+    assert error_kind("APIConnectionError: refused") == "APIConnectionError"
+    assert error_kind("litellm.RateLimitError: slow") == "RateLimitError"
+    assert error_kind("could not build the tog engine: KeyError: 'x'") == "engine build: KeyError"
+    assert error_kind("unparseable judge reply: no score") == "unparseable judge reply"
+    assert error_kind("the reference has no content words") == "the reference has no content words"
+    assert tog_paths(None) == [] and tog_paths("-----Entities-----\nid|x") == []
+
+
+def test_flat_frame_one_row_per_answer_missing_is_missing() -> None:
+    detailed, _ = run_json()
+    frame = flat_frame(detailed)
+    assert list(frame.columns) == [
+        "index_key", "question_id", "method", *METRICS,
+        "latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd", "error",
+    ]  # fmt: skip
+    assert len(frame) == 6
+    row = frame.set_index(["question_id", "method"])
+    assert math.isnan(row.loc[("a2", "local"), "faithfulness"])  # judge error: empty, not 0
+    assert (
+        row.loc[("a2", "local"), "error"] == "judge faithfulness: unparseable judge reply: no score"
+    )
+    assert row.loc[("b1", "tog"), "error"] == "RateLimitError: slow down"
+    assert math.isnan(row.loc[("b1", "tog"), "correctness"])
+    assert (
+        row.loc[("a1", "tog"), "llm_calls"] == 4 and row.loc[("a1", "local"), "token_recall"] == 0.5
+    )
+
+    back = pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+    assert list(back.columns) == list(frame.columns) and len(back) == 6
+    assert back["cost_usd"].isna().all()
+    assert pd.isna(back.loc[0, "error"])
+
+
+def _checkpoint(out: Path, records: list[MethodRecord]) -> None:
+    fp = EvalSpec(
+        dataset=DatasetSpec(path="qa.json", hash="d", questions=2),
+        methods=["tog", "local"],
+        judge=JudgeSpec(models={"alpha": "m@T0"}, prompts="p", metrics=METRICS),
+    )
+    cp = Checkpoint.create(out / CHECKPOINT_NAME, fp)
+    for r in records:
+        cp.append(r)
+    cp.close()
+
+
+def test_write_report_from_results_and_from_a_newer_checkpoint(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    records = [RECORDS[0].model_copy(update={"evidence": "gold for a1"}), *RECORDS[1:]]
+    _checkpoint(out, records[:4])
+    detailed, summary = run_json(records[:4])
+    write_json_atomic(out / DETAILED_NAME, detailed)
+    write_json_atomic(out / SUMMARY_NAME, summary)
+    html_path, csv_path = write_report(out)
+    html = html_path.read_text()
+    assert "Partial results" not in html and "gold for a1" in html
+    assert len(pd.read_csv(csv_path)) == 4
+
+    # the run goes on: the checkpoint is newer than the JSON
+    cp_path = out / CHECKPOINT_NAME
+    with cp_path.open("a") as f:
+        for r in RECORDS[4:]:
+            f.write(r.model_dump_json() + "\n")
+    later = (out / DETAILED_NAME).stat().st_mtime_ns + 10**9
+    os.utime(cp_path, ns=(later, later))
+    d2, s2, partial = load_run(out)
+    assert partial and len(d2["results"]) == 3 and s2["by_method"]["tog"]["search_errors"] == 1
+    html = write_report(out)[0].read_text()
+    assert "Partial results" in html and "6 (question, method) answers" in html
+    assert "gold for a1" in html  # the evidence travels with the checkpoint's records
+    assert len(pd.read_csv(csv_path)) == 6
+    assert not list(out.glob(".*"))  # no temp files left
+
+
+def test_write_report_from_a_checkpoint_alone(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    _checkpoint(out, RECORDS)
+    html_path, _ = write_report(out)
+    assert "Partial results" in html_path.read_text()
+
+
+def test_write_report_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="output folder not found"):
+        write_report(tmp_path / "missing")
+    with pytest.raises(InputError, match=r"no eval_results_detailed\.json"):
+        write_report(tmp_path)
+    (tmp_path / DETAILED_NAME).write_text("{not json")
+    (tmp_path / SUMMARY_NAME).write_text(json.dumps({}))
+    with pytest.raises(InputError, match=f"{DETAILED_NAME}: line 1: malformed JSON"):
+        write_report(tmp_path)
+    assert not (tmp_path / "report.html").exists()
