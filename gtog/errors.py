@@ -5,7 +5,7 @@ from __future__ import annotations
 __all__ = ["FatalRunError", "InputError", "describe_exception"]
 
 
-class InputError(Exception):
+class InputError(ValueError):
     """Bad user input: a missing or malformed file, an unknown name, a wrong field.
 
     The message is one line and names the file and, where there is one, the field.
@@ -21,9 +21,10 @@ class FatalRunError(Exception):
     """
 
 
-def describe_exception(exc: BaseException, limit: int = 500) -> str:
-    """`Type: first line of the message`, at most `limit` characters."""
+def describe_exception(exc: BaseException, limit: int = 500, *, with_type: bool = True) -> str:
+    """`Type: first line of the message` (or the line alone), at most `limit` characters."""
     text = str(exc).strip()
     first = text.splitlines()[0].strip() if text else ""
-    described = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-    return described[:limit]
+    if not first:
+        return type(exc).__name__[:limit]
+    return (f"{type(exc).__name__}: {first}" if with_type else first)[:limit]

@@ -523,7 +523,7 @@ class EmbeddingModel:
 
     def embed_sync(self, texts: list[str]) -> list[list[float]]:
         """Blocking variant of `embed`."""
-        return asyncio.run(self.embed(texts))
+        return run_sync(self.embed(texts))
 
 
 def chat_model_from_config(config: GraphRagConfig, model_id: str) -> ChatModel:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gtog.errors import InputError
+from gtog.errors import InputError, describe_exception
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,8 +76,7 @@ def load_graphrag_config(root: Path, overrides: dict[str, Any] | None = None) ->
     try:
         return load_config(root_dir=root, cli_overrides=overrides)
     except Exception as exc:  # graphrag raises several types; all mean a bad settings file
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{settings}: {first}") from None
+        raise InputError(f"{settings}: {describe_exception(exc, with_type=False)}") from None
     finally:
         os.chdir(cwd)
 

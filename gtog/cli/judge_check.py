@@ -77,7 +77,10 @@ def judge_check_command(
     index_key: Annotated[
         str | None,
         typer.Option(
-            "--imdb-key", "-k", help="Use this index's judge model (default: the first index)."
+            "--index-key",
+            "--imdb-key",
+            "-k",
+            help="Use this index's judge model (default: the first index).",
         ),
     ] = None,
     output: Annotated[
@@ -94,15 +97,17 @@ def judge_check_command(
     from contextlib import ExitStack
 
     from gtog.eval.judge_check import run_judge_check
-    from gtog.eval.results import write_json_atomic
+    from gtog.files import write_json_atomic
 
     logging.getLogger("LiteLLM").setLevel(logging.ERROR)
     with ExitStack() as stack:
         overrides = None
         if local:
-            from gtog.cli.local_support import local_overrides_context
+            from gtog.cli.local_support import plan_local_server
 
-            overrides = stack.enter_context(local_overrides_context(err))
+            plan = plan_local_server()
+            overrides = plan.overrides
+            stack.enter_context(plan.running(err))
         try:
             report = run_judge_check(
                 cases, root, config, index_key=index_key, model_overrides=overrides

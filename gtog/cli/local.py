@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from gtog.llm import run_sync
+
 __all__ = ["local_model", "register"]
 
 local_model = typer.Typer(
@@ -96,7 +98,6 @@ def check(
 
 
 def _smoke() -> None:
-    import asyncio
 
     from gtog.local import running_local_server
     from gtog.local.clients import local_chat_model, local_embedding_model
@@ -105,7 +106,7 @@ def _smoke() -> None:
         typer.echo(f"server: {info.base_url}")
         chat, embed = local_chat_model(info), local_embedding_model(info)
         started = time.monotonic()
-        reply = asyncio.run(
+        reply = run_sync(
             chat.chat(
                 "What is the capital of France? Answer in one word.", temperature=0, max_tokens=20
             )

@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gtog.llm import run_sync
+
 __all__ = ["register"]
 
 TSV_COLUMNS = ("Question", "Reference answer", "Actual answer")
@@ -158,7 +160,7 @@ def answer_correctness(
         raise _fail(str(exc)) from None
     if models.chat is None:
         raise _fail("no judge model: pass --config or set OPENAI_API_KEY")
-    outcomes = asyncio.run(_correctness_rows(rows, models.chat, concurrency))
+    outcomes = run_sync(_correctness_rows(rows, models.chat, concurrency))
     output_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = output_file.with_name(f".{output_file.name}.tmp")
     with tmp.open("w", encoding="utf-8", newline="") as f:

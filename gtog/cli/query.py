@@ -203,6 +203,12 @@ def _query(
             highlight=False,
         )
         raise typer.Exit(2)
+    engine_args: dict[str, Any] = {
+        "data": data,
+        "response_type": response_type,
+        "community_level": community_level,
+        "verbose": verbose,
+    }
     try:
         if local:
             from gtog.cli.local_support import plan_local_server
@@ -211,39 +217,19 @@ def _query(
             plan = plan_local_server()
             load_project(root, plan.overrides(root))  # validate before the server starts
             with plan.running(err):
-                _engine_query(
-                    root,
-                    chosen,
-                    query,
-                    data=data,
-                    response_type=response_type,
-                    community_level=community_level,
-                    verbose=verbose,
-                    overrides=plan.overrides(root),
-                )
+                _engine_query(root, chosen, query, overrides=plan.overrides(root), **engine_args)
             return
         _preflight(root)
         if chosen == "tog":
-            _engine_query(
-                root,
-                chosen,
-                query,
-                data=data,
-                response_type=response_type,
-                community_level=community_level,
-                verbose=verbose,
-            )
+            _engine_query(root, chosen, query, **engine_args)
             return
         _graphrag_query(
             chosen,
             query,
             root=root,
-            data=data,
-            community_level=community_level,
             dynamic_community_selection=dynamic_community_selection,
-            response_type=response_type,
             streaming=streaming,
-            verbose=verbose,
+            **engine_args,
         )
     except InputError as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)

@@ -21,7 +21,7 @@ from gtog.errors import InputError
 from gtog.eval.config import EvalConfig, load_eval_config
 from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge_trials, load_prompts
 from gtog.eval.statistics import cohen_kappa, wilson_interval
-from gtog.llm import ChatModel, chat_model_from_config
+from gtog.llm import ChatModel, chat_model_from_config, run_sync
 
 __all__ = [
     "JudgeCase",
@@ -204,7 +204,7 @@ def run_judge_check(
     cases = load_cases(cases_path)
     config, model, prompts = load_judge(root, config_path, index_key, model_overrides)
     jc = config.judge
-    verdicts = asyncio.run(
+    verdicts = run_sync(
         judge_cases(
             cases,
             model,

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gtog.llm import run_sync
 from gtog.qa.io import input_problems, responses_by_id, validate_reference, validate_responses
 from gtog.qa.llm_metrics import answer_correctness, answer_relevance, retrieval_metrics
 from gtog.qa.models import JudgeModels, load_judge_models
@@ -269,9 +270,9 @@ def run_blocking(make: Callable[[], Awaitable[T]]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(main())
+        return run_sync(main())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, main()).result()
+        return pool.submit(run_sync, main()).result()
 
 
 def run_evaluation(

@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from gtog.errors import InputError, describe_exception
+
 __all__ = [
     "MEDIA_TYPES",
     "InputError",
@@ -29,10 +31,6 @@ __all__ = [
 MEDIA_TYPES = ("application/sparql-results+json", "application/json")
 
 
-class InputError(ValueError):
-    """Invalid input; the message names the source and the offending field."""
-
-
 def load_data(path: str | Path) -> Any:
     """Parsed content of a `.json` file, or of YAML otherwise."""
     p = Path(path)
@@ -43,7 +41,7 @@ def load_data(path: str | Path) -> Any:
     try:
         return json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = describe_exception(exc, with_type=False)
         kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
         raise InputError(f"{p}: not valid {kind}: {first}") from exc
 

@@ -1,7 +1,8 @@
 """LLM-judged metrics: answer correctness, answer relevance and retrieval quality.
 
-Each metric asks the judge for one JSON object (prompts in `gtog/qa/prompts/`),
-parses it with `json_repair`, validates it, and retries once on a bad reply. Every
+Each metric asks the judge for one JSON object (prompts in `gtog/qa/prompts/`) through
+the shared structured-reply helper `gtog.llm.ask_json`: strict validation against a
+pydantic schema, never a value the reply does not state, one retry on a bad reply. Every
 metric returns the output keys of graphrag-eval; a failure becomes an `*_error` key,
 never an exception. Costs are USD from the real token usage of every attempt and
 LiteLLM's price map, and None (null) when a model's price is unknown.
@@ -10,14 +11,15 @@ LiteLLM's price map, and None (null) when a model's price is unknown.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-import json_repair
+from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
-from gtog.llm import ChatModel, EmbeddingModel, model_cost_usd
+from gtog.errors import describe_exception
+from gtog.llm import ChatModel, EmbeddingModel, ask_json, model_cost_usd
 from gtog.qa.retrieval import f1_score
 
 __all__ = [
@@ -33,7 +35,7 @@ __all__ = [
 ]
 
 PROMPTS = Path(__file__).parent / "prompts"
-T = TypeVar("T")
+S = TypeVar("S", bound=BaseModel)
 
 
 class JudgeError(RuntimeError):
@@ -90,49 +92,103 @@ def context_average_precision(verdicts: Sequence[bool]) -> float:
     return total / hits if hits else 0.0
 
 
-async def _ask_json(
-    model: ChatModel, prompt: str, parse: Callable[[Any], T]
-) -> tuple[T, float | None]:
-    """The parsed JSON reply and the cost of all attempts (one retry on a bad reply)."""
-    cost: float | None = 0.0
-    last_error = ""
-    for _ in range(2):
-        try:
-            reply = await model.chat(prompt, temperature=0.0, json_mode=True)
-        except Exception as exc:
-            raise JudgeError(f"judge call failed: {_short(exc)}", cost) from exc
-        cost = add_costs(cost, reply.cost_usd)
-        try:
-            data = json_repair.loads(reply.text)
-            return parse(data), cost
-        except (ValueError, TypeError, KeyError) as exc:
-            last_error = f"unusable judge reply: {exc}"
-    raise JudgeError(last_error, cost)
+async def _ask_json(model: ChatModel, prompt: str, schema: type[S]) -> tuple[S, float | None]:
+    """The validated reply and the cost of all attempts (gtog.llm.ask_json: one retry)."""
+    try:
+        reply = await ask_json(model, prompt, schema, temperature=0.0)
+    except Exception as exc:
+        raise JudgeError(f"judge call failed: {describe_exception(exc, 300)}", None) from exc
+    cost: float | None = add_costs(0.0, *(r.cost_usd for r in reply.replies))
+    if reply.value is None:
+        raise JudgeError(f"unusable judge reply: {reply.error}", cost)
+    return reply.value, cost
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:300]
+class Claims(BaseModel):
+    """The claims-matching reply of answer correctness."""
+
+    reference_claims: list[Any]
+    actual_claims: list[Any]
+    matching_claims_count: int
+    reason: str = ""
+
+    @field_validator("matching_claims_count", mode="before")
+    @classmethod
+    def _count(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("'matching_claims_count' must be an integer")
+        return int(value)
+
+    @model_validator(mode="after")
+    def _counts(self) -> Claims:
+        n_ref, n_act, n = (
+            len(self.reference_claims),
+            len(self.actual_claims),
+            self.matching_claims_count,
+        )
+        if n_ref < 1 or n_act < 1 or not 0 <= n <= min(n_ref, n_act):
+            raise ValueError(f"invalid claim counts {n_ref}/{n_act}/{n}")
+        return self
 
 
-def _require_dict(data: Any) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise ValueError("expected a JSON object")
-    return data
+def _flag(value: Any) -> bool:
+    return value is True or str(value).lower() == "true"
 
 
-def _parse_claims(data: Any) -> tuple[int, int, int, str]:
-    obj = _require_dict(data)
-    ref, act = obj.get("reference_claims"), obj.get("actual_claims")
-    if not isinstance(ref, list) or not isinstance(act, list):
-        raise ValueError("'reference_claims' and 'actual_claims' must be lists")
-    matching = obj.get("matching_claims_count")
-    if isinstance(matching, bool) or not isinstance(matching, int | float):
-        raise ValueError("'matching_claims_count' must be an integer")
-    n_ref, n_act, n_match = len(ref), len(act), int(matching)
-    if n_ref < 1 or n_act < 1 or not 0 <= n_match <= min(n_ref, n_act):
-        raise ValueError(f"invalid claim counts {n_ref}/{n_act}/{n_match}")
-    return n_ref, n_act, n_match, str(obj.get("reason", ""))
+class Questions(BaseModel):
+    """The regenerated questions of answer relevance."""
+
+    questions: list[Any]
+    noncommittal: bool | str = False
+
+    @model_validator(mode="after")
+    def _some(self) -> Questions:
+        if not self.texts() and not self.is_noncommittal:
+            raise ValueError("no questions generated")
+        return self
+
+    def texts(self) -> list[str]:
+        """The non-empty questions."""
+        return [str(q).strip() for q in self.questions if str(q).strip()]
+
+    @property
+    def is_noncommittal(self) -> bool:
+        """The judge found the answer noncommittal."""
+        value = self.noncommittal
+        return value.strip().lower() in ("true", "1", "yes") if isinstance(value, str) else value
+
+
+class Statement(BaseModel):
+    """One reference statement and whether a context supports it."""
+
+    attributed: Any
+
+    @property
+    def supported(self) -> bool:
+        """True when the statement is attributed to a context."""
+        return _flag(self.attributed)
+
+
+class Statements(BaseModel):
+    """The retrieval-recall reply."""
+
+    statements: list[Statement] = Field(min_length=1)
+    reason: str = ""
+
+
+class Usefulness(BaseModel):
+    """One context and whether it helps."""
+
+    useful: Any
+
+
+def _verdicts_schema(count: int) -> type[BaseModel]:
+    """The retrieval-precision reply: exactly one verdict per context."""
+    return create_model(
+        f"Verdicts{count}",
+        verdicts=(list[Usefulness], Field(min_length=count, max_length=count)),
+        reason=(str, ""),
+    )
 
 
 async def answer_correctness(
@@ -150,9 +206,11 @@ async def answer_correctness(
         actual_answer=actual_answer,
     )
     try:
-        (n_ref, n_act, n_match, reason), _ = await _ask_json(model, prompt, _parse_claims)
+        claims, _ = await _ask_json(model, prompt, Claims)
     except JudgeError as exc:
         return {"answer_eval_error": str(exc)}
+    n_ref, n_act = len(claims.reference_claims), len(claims.actual_claims)
+    n_match, reason = claims.matching_claims_count, claims.reason
     recall, precision, f1 = claims_scores(n_ref, n_act, n_match)
     result: dict[str, Any] = {
         "answer_reference_claims_count": n_ref,
@@ -163,23 +221,6 @@ async def answer_correctness(
     scores = {"answer_recall": recall, "answer_precision": precision, "answer_f1": f1}
     result.update({k: v for k, v in scores.items() if v is not None})
     return result
-
-
-def _parse_questions(n: int) -> Callable[[Any], tuple[list[str], bool]]:
-    def parse(data: Any) -> tuple[list[str], bool]:
-        obj = _require_dict(data)
-        questions = obj.get("questions")
-        if not isinstance(questions, list):
-            raise ValueError("'questions' must be a list")
-        questions = [str(q).strip() for q in questions if str(q).strip()][:n]
-        noncommittal = obj.get("noncommittal", False)
-        if isinstance(noncommittal, str):
-            noncommittal = noncommittal.strip().lower() in ("true", "1", "yes")
-        if not questions and not noncommittal:
-            raise ValueError("no questions generated")
-        return questions, bool(noncommittal)
-
-    return parse
 
 
 async def _embed_with_cost(
@@ -209,17 +250,17 @@ async def answer_relevance(
         return {"answer_relevance_error": "actual answer is blank"}
     prompt = render_prompt("answer_relevance", n=n_questions, answer=answer)
     try:
-        parse = _parse_questions(n_questions)
-        (questions, noncommittal), cost = await _ask_json(chat, prompt, parse)
+        reply, cost = await _ask_json(chat, prompt, Questions)
     except JudgeError as exc:
         return {"answer_relevance_error": str(exc), "answer_relevance_cost": exc.cost}
+    questions, noncommittal = reply.texts()[:n_questions], reply.is_noncommittal
     if noncommittal or not questions:
         return {"answer_relevance": 0.0, "answer_relevance_cost": cost}
     try:
         vectors, embed_cost = await _embed_with_cost(embedding, [question, *questions])
     except Exception as exc:
         return {
-            "answer_relevance_error": f"embedding failed: {_short(exc)}",
+            "answer_relevance_error": f"embedding failed: {describe_exception(exc, 300)}",
             "answer_relevance_cost": cost,
         }
     score = sum(cosine(vectors[0], v) for v in vectors[1:]) / len(questions)
@@ -232,33 +273,8 @@ def _format_contexts(contexts: Sequence[str]) -> str:
     )
 
 
-def _parse_statements(data: Any) -> tuple[float, str]:
-    obj = _require_dict(data)
-    statements = obj.get("statements")
-    if not isinstance(statements, list) or not statements:
-        raise ValueError("'statements' must be a non-empty list")
-    flags = []
-    for s in statements:
-        if not isinstance(s, dict) or "attributed" not in s:
-            raise ValueError("each statement needs 'attributed'")
-        flags.append(s["attributed"] is True or str(s["attributed"]).lower() == "true")
-    return sum(flags) / len(flags), str(obj.get("reason", ""))
-
-
-def _parse_verdicts(count: int) -> Callable[[Any], tuple[float, str]]:
-    def parse(data: Any) -> tuple[float, str]:
-        obj = _require_dict(data)
-        verdicts = obj.get("verdicts")
-        if not isinstance(verdicts, list) or len(verdicts) != count:
-            raise ValueError(f"expected {count} verdicts")
-        flags = []
-        for v in verdicts:
-            if not isinstance(v, dict) or "useful" not in v:
-                raise ValueError("each verdict needs 'useful'")
-            flags.append(v["useful"] is True or str(v["useful"]).lower() == "true")
-        return context_average_precision(flags), str(obj.get("reason", ""))
-
-    return parse
+def _recall(reply: Statements) -> float:
+    return sum(st.supported for st in reply.statements) / len(reply.statements)
 
 
 async def retrieval_metrics(
@@ -283,22 +299,26 @@ async def retrieval_metrics(
         result[f"{prefix}_f1_cost"] = 0.0
         return result
     shown = _format_contexts(contexts)
-    jobs: list[tuple[str, str, Callable[[Any], tuple[float, str]]]] = [
-        ("recall", "retrieval_recall", _parse_statements),
-        ("precision", "retrieval_precision", _parse_verdicts(len(contexts))),
+    jobs: list[tuple[str, str, type[BaseModel]]] = [
+        ("recall", "retrieval_recall", Statements),
+        ("precision", "retrieval_precision", _verdicts_schema(len(contexts))),
     ]
-    for metric, prompt_name, parse in jobs:
+    for metric, prompt_name, schema in jobs:
         prompt = render_prompt(
             prompt_name, question=question, reference=reference, contexts=shown, count=len(contexts)
         )
         try:
-            (value, reason), cost = await _ask_json(model, prompt, parse)
+            reply, cost = await _ask_json(model, prompt, schema)
         except JudgeError as exc:
             result[f"{prefix}_{metric}_error"] = str(exc)
             result[f"{prefix}_{metric}_cost"] = exc.cost
             continue
+        if isinstance(reply, Statements):
+            value = _recall(reply)
+        else:
+            value = context_average_precision([_flag(v.useful) for v in reply.verdicts])  # type: ignore[attr-defined]
         result[f"{prefix}_{metric}"] = value
-        result[f"{prefix}_{metric}_reason"] = reason
+        result[f"{prefix}_{metric}_reason"] = str(getattr(reply, "reason", ""))
         result[f"{prefix}_{metric}_cost"] = cost
     f1 = f1_score(result.get(f"{prefix}_recall"), result.get(f"{prefix}_precision"))
     if f1 is not None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from gtog.errors import InputError
 from gtog.llm import ChatModel, EmbeddingModel, chat_model_from_config, embedding_model_from_config
 
 __all__ = ["ConfigError", "JudgeModels", "load_judge_models", "models_from_model_configs"]
@@ -38,7 +39,7 @@ DEFAULT_EMBEDDING_ID = "default_embedding_model"
 SETTINGS_NAMES = ("settings.yaml", "settings.yml", "settings.json")
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A judge-model configuration that cannot be used (message names file and field)."""
 
 

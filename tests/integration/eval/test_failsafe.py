@@ -207,35 +207,25 @@ def test_resume_refuses_what_changed_and_names_it(
 def test_one_output_folder_one_run(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
+    hang = Rule("hang:lh-03", lambda r: "brass compass" in r.last_user, lambda r: Hang(60))
+    llm_server.rules.insert(0, hang)
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
-    llm_server.delay = 1.0
-    cmd = [
-        sys.executable,
-        "-m",
-        "gtog",
-        "eval",
-        "--root",
-        str(root),
-        "-k",
-        "lighthouse",
-        "--limit",
-        "3",
-        "-j",
-        "1",
-    ]
+    cmd = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-k", "lighthouse"]
     first = subprocess.Popen(
-        cmd, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*cmd, "--limit", "3", "-j", "1"],
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.time() + 120
         while time.time() < deadline and not (
-            checkpoint.exists() and checkpoint.read_text().count("\n") >= 2
+            checkpoint.exists() and checkpoint.read_text().count("\n") >= 3
         ):
             time.sleep(0.05)
-        second = gtog(
-            "eval", "--root", str(root), "-k", "lighthouse", "--limit", "3", "--resume", "-q"
-        )
+        assert first.poll() is None  # still running: lh-03's search hangs
+        second = gtog(*cmd[3:], "--limit", "3", "--resume", "-q")
         assert second.returncode == 2, second.stderr
         assert "another gtog eval is running" in second.stderr
         assert f"pid {first.pid}" in second.stderr
@@ -243,8 +233,8 @@ def test_one_output_folder_one_run(
     finally:
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
-    llm_server.delay = 0.0
-    third = gtog("eval", "--root", str(root), "-k", "lighthouse", "--limit", "3", "--resume", "-q")
+    llm_server.rules.remove(hang)
+    third = gtog(*cmd[3:], "--limit", "3", "--resume", "-q")
     assert third.returncode == 0, third.stderr  # the killed run's lock is taken over
 
 
@@ -319,19 +309,19 @@ def test_hung_calls_end_and_retry_errors_reruns_only_what_failed(
             lambda r: (
                 "judge if the prediction is correct" in r.prompt and "Varn Island" in r.prompt
             ),
-            lambda r: Hang(20),
+            lambda r: Hang(30),
         ),
         Rule(
             "hang:search",
             lambda r: "-----Entities-----" in r.system and "brass compass" in r.last_user,
-            lambda r: Hang(20),
+            lambda r: Hang(30),
         ),
     ]
     llm_server.rules[:0] = hangs
     root = make_eval_root(
         tmp_path,
         {"lighthouse": example_indexes["lighthouse"]},
-        extra="timeouts:\n  search: 2\n  judge: 1\n",
+        extra="timeouts:\n  search: 6\n  judge: 4\n",
     )
     result = gtog("eval", "--root", str(root), "-k", "lighthouse", "--limit", "3", "-q")
     assert result.returncode == 0, result.stderr
@@ -341,8 +331,8 @@ def test_hung_calls_end_and_retry_errors_reruns_only_what_failed(
         for q in detailed["results"]
         for m, e in q["methods"].items()
     }
-    timed_out_search = [k for k, (err, _) in errors.items() if err == "timed out after 2 s"]
-    timed_out_judge = [k for k, (_, j) in errors.items() if j == "timed out after 1 s"]
+    timed_out_search = [k for k, (err, _) in errors.items() if err == "timed out after 6 s"]
+    timed_out_judge = [k for k, (_, j) in errors.items() if j == "timed out after 4 s"]
     assert timed_out_search and timed_out_judge, errors
 
     for rule in hangs:
@@ -404,3 +394,39 @@ def test_random_faults_change_no_score(
     }
     assert scores(b) == scores(a)
     assert all(err is None for _, _, err in scores(b).values())
+
+
+def test_twenty_kills_and_resumes_land_every_pair_once(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    import random
+
+    from tests.integration.eval.test_resume import checkpoint_keys
+
+    root = make_eval_root(tmp_path, example_indexes)
+    checkpoint = root / "results" / "eval_checkpoint.jsonl"
+    llm_server.delay = 0.05
+    rng = random.Random(20)
+    base = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-j", "2", "-q"]
+    kills = 0
+    for _ in range(40):
+        landed = len(set(checkpoint_keys(checkpoint))) if checkpoint.exists() else 0
+        if landed == 20 or kills == 20:
+            break
+        cmd = base + (["--resume"] if checkpoint.exists() else [])
+        proc = subprocess.Popen(
+            cmd, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            proc.wait(timeout=rng.uniform(2.0, 6.0))
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            kills += 1
+    assert kills >= 10, kills
+    final = gtog(*base[3:], "--resume")
+    assert final.returncode == 0, final.stderr
+    keys = checkpoint_keys(checkpoint)
+    assert len(keys) == len(set(keys)) == 20  # every (question, method) exactly once
+    detailed, _ = load_results(root)
+    assert sum(len(q["methods"]) for q in detailed["results"]) == 20

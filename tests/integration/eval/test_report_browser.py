@@ -87,7 +87,9 @@ def test_report_in_headless_chromium(
     parsed = _Charts()
     parsed.feed(loaded.dom)
     labels = [label for label, _ in parsed.charts]
-    assert len(parsed.charts) == 8, labels  # scores, heat, 2 cost, 2 spreads, stages, errors
+    # scores, heat, 3 cost (tokens, seconds, USD: gpt-4o-mini has a price), 2 spreads,
+    # stages, errors
+    assert len(parsed.charts) == 9, labels
     assert all(n > 0 for _, n in parsed.charts), parsed.charts  # no empty chart
     assert parsed.imgs == 0 and parsed.scripts == 1  # the markup answer made no element
     assert "Maren Holt." in loaded.dom and MARKUP_ANSWER not in loaded.dom
