@@ -75,10 +75,19 @@ def eval_command(
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="Run only shard I/N of the (question, method) pairs (0 <= I < N), into "
+            "OUTPUT/shard-I-of-N; combine the shards with `gtog eval merge`.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate search methods on a QA dataset with LLM judges; writes detailed and summary JSON."""
     from gtog.eval.report import print_summary
     from gtog.eval.runner import EvalOptions, prepare, run_evaluation_async, write_results
+    from gtog.eval.shard import parse_shard
 
     logging.getLogger("LiteLLM").setLevel(logging.ERROR)
     logging.getLogger("graphrag").setLevel(logging.ERROR)
@@ -104,14 +113,16 @@ def eval_command(
 
             options.model_overrides = stack.enter_context(local_overrides_context(err))
         try:
+            options.shard = parse_shard(shard) if shard is not None else None
             run = prepare(options)
         except InputError as exc:
             err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         todo = run.todo
+        part = f", shard {options.shard.label}: {len(run.pairs)} pairs" if options.shard else ""
         err.print(
             f"gtog eval: {len(run.items)} questions x {len(run.methods)} methods "
-            f"({', '.join(run.methods)}); {len(todo)} to run, {len(run.done)} already done"
+            f"({', '.join(run.methods)}){part}; {len(todo)} to run, {len(run.done)} already done"
             f" -> {run.output_dir}",
             highlight=False,
         )

@@ -10,14 +10,20 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from pydantic import ValidationError
 
 from gtog.errors import InputError
 from gtog.eval.records import MethodRecord, RunFingerprint
 
-__all__ = ["CHECKPOINT_NAME", "Checkpoint", "fingerprint_mismatch", "read_checkpoint"]
+__all__ = [
+    "CHECKPOINT_NAME",
+    "Checkpoint",
+    "fingerprint_mismatch",
+    "read_checkpoint",
+    "read_header",
+]
 
 CHECKPOINT_NAME = "eval_checkpoint.jsonl"
 
@@ -46,6 +52,20 @@ def read_checkpoint(path: Path) -> tuple[RunFingerprint, list[MethodRecord], int
     return fingerprint, list(records.values()), good
 
 
+def read_header(path: Path) -> dict[str, Any]:
+    """A checkpoint's header line (fingerprint, and `spec`/`shard` where the run wrote them)."""
+    if not path.is_file():
+        raise InputError(f"{path}: no checkpoint (not a gtog eval output folder?)")
+    with path.open("rb") as f:
+        first = f.readline()
+    try:
+        header = json.loads(first)
+        RunFingerprint.model_validate(header["fingerprint"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValidationError):
+        raise InputError(f"{path}: line 1: not a gtog checkpoint header") from None
+    return header
+
+
 def fingerprint_mismatch(old: RunFingerprint, new: RunFingerprint) -> str | None:
     """What differs between two runs' fingerprints (None when they match)."""
     if old.dataset != new.dataset:
@@ -67,21 +87,29 @@ class Checkpoint:
         self._lock = threading.Lock()
 
     @classmethod
-    def create(cls, path: Path, fingerprint: RunFingerprint) -> Checkpoint:
-        """Start a new checkpoint with its header."""
+    def create(
+        cls, path: Path, fingerprint: RunFingerprint, extra: dict[str, Any] | None = None
+    ) -> Checkpoint:
+        """Start a new checkpoint with its header (`extra`: more header fields)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = path.open("w", encoding="utf-8")
         cp = cls(path, handle)
-        cp._write(json.dumps({"type": "header", "fingerprint": fingerprint.model_dump()}))
+        cp._write(_header(fingerprint, extra))
         return cp
 
     @classmethod
-    def reopen(cls, path: Path, intact_bytes: int, fingerprint: RunFingerprint) -> Checkpoint:
+    def reopen(
+        cls,
+        path: Path,
+        intact_bytes: int,
+        fingerprint: RunFingerprint,
+        extra: dict[str, Any] | None = None,
+    ) -> Checkpoint:
         """Continue a checkpoint after dropping a torn last line; the header is refreshed."""
         with path.open("r+b") as f:
             f.truncate(intact_bytes)
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        lines[0] = json.dumps({"type": "header", "fingerprint": fingerprint.model_dump()}) + "\n"
+        lines[0] = _header(fingerprint, extra) + "\n"
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text("".join(lines), encoding="utf-8")
         os.replace(tmp, path)
@@ -100,3 +128,7 @@ class Checkpoint:
     def close(self) -> None:
         """Close the file."""
         self._handle.close()
+
+
+def _header(fingerprint: RunFingerprint, extra: dict[str, Any] | None) -> str:
+    return json.dumps({"type": "header", "fingerprint": fingerprint.model_dump(), **(extra or {})})

@@ -12,15 +12,23 @@ corrected here, without copying graphrag code:
   The meter keeps the exception and `run_search` raises it, so a failed search is an error.
 - `BasicSearch.search()` in graphrag 3.3 never awaits its completion and always answers
   "". `AnsweringBasicSearch` overrides `search` to await it.
+- Blocking: graphrag's context builders are synchronous (the query embedding, the vector
+  search, the tables) and run inside the async `search`, stalling every other question on
+  the event loop. `OffLoopSearch` builds the context in a worker thread first and hands it
+  to the engine's own `search` through `PrebuiltContext` (keyed by a context variable).
 
 Add a method by adding one entry to `METHODS`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import functools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -43,9 +51,12 @@ __all__ = [
     "METHODS",
     "AnsweringBasicSearch",
     "MeteredCompletion",
+    "OffLoopSearch",
+    "PrebuiltContext",
     "SearchEngine",
     "SearchFailed",
     "build_engine",
+    "context_threads",
     "retrieved_sources",
     "run_search",
 ]
@@ -116,6 +127,74 @@ class MeteredCompletion:
     def completion(self, **kwargs: Any) -> Any:
         """Synchronous calls are not metered; engines here only call `completion_async`."""
         return self._inner.completion(**kwargs)
+
+
+_prebuilt: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "gtog_prebuilt_context", default=None
+)
+_executor: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
+    "gtog_context_executor", default=None
+)
+
+
+@contextmanager
+def context_threads(size: int) -> Iterator[Executor]:
+    """Build search contexts in `size` worker threads (for tasks started inside the block)."""
+    pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="gtog-context")
+    token = _executor.set(pool)
+    try:
+        yield pool
+    finally:
+        _executor.reset(token)
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+class PrebuiltContext:
+    """A context builder that returns the context prebuilt for the current question.
+
+    Wraps graphrag's builder; without a prebuilt context it builds one as usual.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def build_context(self, *args: Any, **kwargs: Any) -> Any:
+        """The prebuilt context, else the wrapped builder's."""
+        ready = _prebuilt.get()
+        return ready if ready is not None else self.inner.build_context(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class OffLoopSearch:
+    """An engine whose synchronous context building runs in a worker thread.
+
+    `search` builds the context off the event loop (in `context_threads`' pool, else the
+    loop's default executor), then runs the engine's own `search`, whose builder hands
+    that context back.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self._builder = engine.context_builder
+        engine.context_builder = PrebuiltContext(self._builder)
+
+    async def search(self, query: str) -> SearchResult:
+        """Build the context in a thread, then search with it."""
+        build = functools.partial(
+            self._builder.build_context,
+            query=query,
+            conversation_history=None,
+            **self.engine.context_builder_params,
+        )
+        loop = asyncio.get_running_loop()
+        context = await loop.run_in_executor(_executor.get(), contextvars.copy_context().run, build)
+        token = _prebuilt.set(context)
+        try:
+            return await self.engine.search(query)
+        finally:
+            _prebuilt.reset(token)
 
 
 async def _replay(text: str) -> AsyncIterator[Any]:
@@ -205,7 +284,7 @@ async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine
         system_prompt=project.prompt(project.config.local_search.prompt),
     )
     _meter_model(engine)
-    return engine
+    return OffLoopSearch(engine)
 
 
 async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine:
@@ -231,7 +310,7 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
         context_builder_params=upstream.context_builder_params,
     )
     _meter_model(engine)
-    return engine
+    return OffLoopSearch(engine)
 
 
 async def build_tog(project: Project, options: dict[str, Any]) -> SearchEngine:

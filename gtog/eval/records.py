@@ -13,12 +13,15 @@ class Efficiency(BaseModel):
     """Cost of one search (judging excluded)."""
 
     latency: float
+    """Seconds the search itself took (from its start, after a concurrency slot was free)."""
     llm_calls: int
     prompt_tokens: int
     output_tokens: int
     llm_calls_categories: dict[str, int] = Field(default_factory=dict)
     prompt_tokens_categories: dict[str, int] = Field(default_factory=dict)
     output_tokens_categories: dict[str, int] = Field(default_factory=dict)
+    queue_wait: float | None = None
+    """Seconds the pair waited for a concurrency slot before it started (None: not recorded)."""
 
 
 class MethodRecord(BaseModel):

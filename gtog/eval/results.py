@@ -21,6 +21,7 @@ __all__ = [
     "qa_responses",
     "summarize",
     "write_json_atomic",
+    "write_run_files",
 ]
 
 DETAILED_NAME = "eval_results_detailed.json"
@@ -67,8 +68,10 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
     def avg(attr: str) -> float | None:
         return _mean([float(getattr(e, attr)) for e in effs])
 
+    waits = [e.queue_wait for e in effs if e.queue_wait is not None]
     return {
         "avg_latency": avg("latency"),
+        "avg_queue_wait": _mean(waits),
         "avg_llm_calls": avg("llm_calls"),
         "avg_prompt_tokens": avg("prompt_tokens"),
         "avg_output_tokens": avg("output_tokens"),
@@ -216,3 +219,29 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_run_files(
+    out: Path,
+    records: list[MethodRecord],
+    methods: list[str],
+    metrics: list[str],
+    metadata: dict[str, Any],
+    *,
+    keep_intermediate: bool,
+    qa_files: bool,
+) -> tuple[Path, Path]:
+    """Write the detailed and summary JSON (and `qa/` when `qa_files`) of a run into `out`."""
+    detailed = out / DETAILED_NAME
+    summary_path = out / SUMMARY_NAME
+    write_json_atomic(
+        detailed,
+        detailed_results(records, methods, metadata, keep_intermediate=keep_intermediate),
+    )
+    write_json_atomic(summary_path, {"metadata": metadata, **summarize(records, methods, metrics)})
+    if qa_files:
+        qa_dir = out / QA_DIR
+        write_json_atomic(qa_dir / "reference.json", qa_reference(records))
+        for method in methods:
+            write_json_atomic(qa_dir / f"responses_{method}.json", qa_responses(records, method))
+    return detailed, summary_path

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,10 +23,18 @@ from gtog.eval.checkpoint import (
     Checkpoint,
     fingerprint_mismatch,
     read_checkpoint,
+    read_header,
 )
 from gtog.eval.config import EvalConfig, load_eval_config
 from gtog.eval.dataset import QAItem, dataset_fingerprint, load_dataset
-from gtog.eval.engines import METHODS, SearchEngine, build_engine, retrieved_sources, run_search
+from gtog.eval.engines import (
+    METHODS,
+    SearchEngine,
+    build_engine,
+    context_threads,
+    retrieved_sources,
+    run_search,
+)
 from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge, load_prompts
 from gtog.eval.lexical import LEXICAL_METRICS
 from gtog.eval.records import Efficiency, MethodRecord, RunFingerprint
@@ -32,12 +42,9 @@ from gtog.eval.results import (
     DETAILED_NAME,
     QA_DIR,
     SUMMARY_NAME,
-    detailed_results,
-    qa_reference,
-    qa_responses,
-    summarize,
-    write_json_atomic,
+    write_run_files,
 )
+from gtog.eval.shard import Shard
 from gtog.llm import ChatModel, chat_model_from_config
 from gtog.project import Project, load_project
 
@@ -61,6 +68,8 @@ class EvalOptions:
     progress: bool = True
     model_overrides: Callable[[Path], dict[str, Any]] | None = None
     """graphrag config overrides per index folder (e.g. to use the local model server)."""
+    shard: Shard | None = None
+    """Run only this shard's (question, method) pairs, into `<output>/shard-i-of-n`."""
 
 
 @dataclass
@@ -80,6 +89,19 @@ class EvalRun:
     done: list[MethodRecord] = field(default_factory=list)
     intact_bytes: int = 0
     secrets: list[str] = field(default_factory=list)
+    spec: dict[str, Any] = field(default_factory=dict)
+    """What shards of one run must share (written to the checkpoint header)."""
+
+    @property
+    def pairs(self) -> list[tuple[QAItem, str]]:
+        """Every (question, method) pair of this run (of its shard, if sharded)."""
+        shard = self.options.shard
+        return [
+            (q, m)
+            for q in self.items
+            for m in self.methods
+            if shard is None or shard.holds(q.qid, m)
+        ]
 
     @property
     def todo(self) -> list[tuple[QAItem, str]]:
@@ -87,7 +109,18 @@ class EvalRun:
         finished = {
             r.key for r in self.done if not (self.options.retry_errors and r.error is not None)
         }
-        return [(q, m) for q in self.items for m in self.methods if (q.qid, m) not in finished]
+        return [(q, m) for q, m in self.pairs if (q.qid, m) not in finished]
+
+    def header(self) -> dict[str, Any]:
+        """Checkpoint header fields beside the fingerprint: spec, shard, config."""
+        shard = self.options.shard
+        return {
+            "spec": self.spec,
+            "shard": None
+            if shard is None
+            else {"index": shard.index, "count": shard.count, "pairs": len(self.pairs)},
+            "config": str(self.config_path),
+        }
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -104,6 +137,32 @@ def _secrets(project: Project) -> list[str]:
             if m.api_key and len(m.api_key) >= 4:
                 keys.append(m.api_key)
     return keys
+
+
+def _spec(
+    config: EvalConfig,
+    fingerprint: RunFingerprint,
+    methods: list[str],
+    keys: list[str],
+    limit: int | None,
+) -> dict[str, Any]:
+    """Everything that decides a run's results, independent of paths and concurrency."""
+    settings = config.model_dump(
+        exclude={"indexes": True, "dataset": True, "concurrency": True, "output": {"dir"}}
+    )
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode())
+    return {
+        "dataset": fingerprint.dataset,
+        "judge_models": fingerprint.judge_models,
+        "prompts": fingerprint.prompts,
+        "metrics": fingerprint.metrics,
+        "methods": methods,
+        "index_keys": sorted(keys),
+        "limit": limit,
+        "save_intermediate": config.output.save_intermediate,
+        "qa_responses": config.output.qa_responses,
+        "settings": digest.hexdigest()[:16],
+    }
 
 
 def _backup(path: Path) -> None:
@@ -182,6 +241,8 @@ def prepare(options: EvalOptions) -> EvalRun:
 
     output_dir = options.output_dir or Path(config.output.dir)
     output_dir = (output_dir if output_dir.is_absolute() else root / output_dir).resolve()
+    if options.shard is not None:
+        output_dir = output_dir / options.shard.folder
     fingerprint = RunFingerprint(
         dataset=dataset_fingerprint(all_items),
         judge_models={k: f"{j.name}@T{config.judge.temperature:g}" for k, j in judges.items()},
@@ -200,6 +261,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         output_dir=output_dir,
         fingerprint=fingerprint,
         secrets=sorted(set(secrets), key=len, reverse=True),
+        spec=_spec(config, fingerprint, methods, selected_keys, limit),
     )
 
     checkpoint = output_dir / CHECKPOINT_NAME
@@ -216,6 +278,14 @@ def prepare(options: EvalOptions) -> EvalRun:
     if options.resume:
         old, done, intact = read_checkpoint(checkpoint)
         why = fingerprint_mismatch(old, fingerprint)
+        old_shard = read_header(checkpoint).get("shard")
+        old_label = f"{old_shard['index']}/{old_shard['count']}" if old_shard else None
+        new_label = options.shard.label if options.shard else None
+        if old_label != new_label:
+            raise InputError(
+                f"{checkpoint}: cannot resume: the run was made with --shard {old_label} "
+                f"and this one has --shard {new_label}"
+            )
         if why and not options.force:
             raise InputError(
                 f"{checkpoint}: cannot resume: {why} since the checkpoint was made "
@@ -359,26 +429,33 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
     """Run what is left of `run`, appending each record to the checkpoint as it finishes."""
     path = run.output_dir / CHECKPOINT_NAME
     if run.options.resume:
-        checkpoint = Checkpoint.reopen(path, run.intact_bytes, run.fingerprint)
+        checkpoint = Checkpoint.reopen(path, run.intact_bytes, run.fingerprint, run.header())
     else:
-        checkpoint = Checkpoint.create(path, run.fingerprint)
+        checkpoint = Checkpoint.create(path, run.fingerprint, run.header())
     engines = _Engines(run)
-    limit = asyncio.Semaphore(run.options.concurrency or run.config.concurrency)
+    concurrency = run.options.concurrency or run.config.concurrency
+    limit = asyncio.Semaphore(concurrency)
     todo = run.todo
     retried = {(q.qid, m) for q, m in todo}
     run.done = [r for r in run.done if r.key not in retried]
 
     async def one(item: QAItem, method: str) -> None:
+        queued = time.perf_counter()
         async with limit:
+            waited = time.perf_counter() - queued
             engine = await engines.get(item.index_key, method)
             record = await _evaluate_one(run, item, method, engine)
-        checkpoint.append(record)
+        if record.efficiency is not None:
+            record.efficiency.queue_wait = waited
+        # the write is fsynced: off the event loop, so other questions go on meanwhile
+        await asyncio.get_running_loop().run_in_executor(None, checkpoint.append, record)
         run.done.append(record)
         if on_record is not None:
             on_record(record)
 
     try:
-        await asyncio.gather(*(one(q, m) for q, m in todo))
+        with context_threads(concurrency):
+            await asyncio.gather(*(one(q, m) for q, m in todo))
     finally:
         checkpoint.close()
     return run
@@ -398,22 +475,17 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
         "dataset": run.fingerprint.dataset,
         "config": str(run.config_path),
     }
-    detailed = run.output_dir / DETAILED_NAME
-    summary_path = run.output_dir / SUMMARY_NAME
-    write_json_atomic(
-        detailed,
-        detailed_results(
-            records, run.methods, metadata, keep_intermediate=run.config.output.save_intermediate
-        ),
+    if run.options.shard is not None:
+        metadata["shard"] = run.options.shard.label
+    return write_run_files(
+        run.output_dir,
+        records,
+        run.methods,
+        run.config.metrics,
+        metadata,
+        keep_intermediate=run.config.output.save_intermediate,
+        qa_files=run.config.output.qa_responses,
     )
-    summary = {"metadata": metadata, **summarize(records, run.methods, run.config.metrics)}
-    write_json_atomic(summary_path, summary)
-    if run.config.output.qa_responses:
-        qa_dir = run.output_dir / QA_DIR
-        write_json_atomic(qa_dir / "reference.json", qa_reference(records))
-        for method in run.methods:
-            write_json_atomic(qa_dir / f"responses_{method}.json", qa_responses(records, method))
-    return detailed, summary_path
 
 
 def run_evaluation(options: EvalOptions, on_record: ProgressHook | None = None) -> EvalRun:
