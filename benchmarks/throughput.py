@@ -43,6 +43,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+SPY_ARGS: list[str] = []
 RESULTS = REPO / "benchmarks" / "results" / "throughput.json"
 INDEXES = REPO / "eval" / "indexes"
 EXAMPLE_QA = REPO / "eval" / "qa_eval.json"
@@ -116,6 +117,35 @@ def make_root(work: Path, api_base: str, per_index: int, metrics: list[str]) -> 
     return work
 
 
+def _eval_cmd(root: Path, method: str, concurrency: int, out: Path, *extra: str) -> list[str]:
+    cmd = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-m", method]
+    return [*cmd, "-j", str(concurrency), "-o", str(out), "-q", "--force", *extra]
+
+
+def _spawn(cmds: list[list[str]], gtog_root: Path) -> tuple[float, float]:
+    """Run the commands at once; (wall seconds, CPU seconds of them all)."""
+    from tests.support.projects import subprocess_env
+
+    env = subprocess_env()
+    env["PYTHONPATH"] = str(gtog_root)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            c, env=env, cwd=gtog_root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for c in cmds
+    ]
+    outputs = [p.communicate() for p in procs]
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for p, (stdout, stderr) in zip(procs, outputs, strict=True):
+        if p.returncode != 0:
+            raise SystemExit(f"{' '.join(p.args)} failed:\n{stdout}\n{stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
 def run_method(
     server: Any,
     root: Path,
@@ -124,39 +154,48 @@ def run_method(
     gtog_root: Path,
     py_spy: str | None,
     rate: int,
+    processes: int = 1,
 ) -> dict[str, Any]:
-    """One `gtog eval -m METHOD` run; figures from the server log and the profiler."""
-    from tests.support.projects import subprocess_env
+    """One `gtog eval -m METHOD` run (or `processes` shards at once, then merged)."""
+    from gtog.eval.merge import merge_runs
 
-    out = root / f"out-{method}"
-    cmd = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-m", method]
-    cmd += ["-j", str(concurrency), "-o", str(out), "-q", "--force"]
+    # startup CPU (imports, engines): a one-question run, subtracted from the full run's
+    _, startup_cpu = _spawn(
+        [_eval_cmd(root, method, concurrency, root / "probe", "--limit", "1")], gtog_root
+    )
+    out = root / f"out-{method}-{processes}"
     raw = root / f"stacks-{method}.txt"
-    if py_spy:
-        cmd = [py_spy, "record", "--nonblocking", "--format", "raw", "-r", str(rate)]
-        cmd += ["-o", str(raw), "--", sys.executable, "-m", "gtog", "eval"]
-        cmd += ["--root", str(root), "-m", method, "-j", str(concurrency)]
-        cmd += ["-o", str(out), "-q", "--force"]
-    env = subprocess_env()
-    env["PYTHONPATH"] = str(gtog_root)
+    if processes > 1:
+        share = -(-concurrency // processes)
+        cmds = [
+            _eval_cmd(root, method, share, out, "--shard", f"{i}/{processes}")
+            for i in range(processes)
+        ]
+    else:
+        cmds = [_eval_cmd(root, method, concurrency, out)]
+        if py_spy:
+            mode = SPY_ARGS or ["--nonblocking"]  # --native samples need a paused process
+            cmds = [[py_spy, "record", *mode, "--format", "raw", "-r", str(rate)]]
+            cmds[0] += ["-o", str(raw), "--", *_eval_cmd(root, method, concurrency, out)]
     server.clear_log()
     load_before = os.getloadavg()
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    stdout, stderr = proc.communicate()
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
-    if proc.returncode != 0:
-        raise SystemExit(f"gtog eval -m {method} failed:\n{stdout}\n{stderr}")
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    wall, cpu = _spawn(cmds, gtog_root)
+    own_after = resource.getrusage(resource.RUSAGE_SELF)
+    server_cpu = own_after.ru_utime - own.ru_utime + own_after.ru_stime - own.ru_stime
+    busy, span = server.busy_seconds()
+    kinds = Counter(e.kind for e in server.log)
+    if processes > 1:
+        merged = merge_runs(
+            out / "merged", [out / f"shard-{i}-of-{processes}" for i in range(processes)]
+        )
+        out = merged.out
     summary = json.loads((out / "eval_results_summary.json").read_text())
     group = summary["by_method"][method]
     pairs = group["n"]
-    busy, span = server.busy_seconds()
-    kinds = Counter(e.kind for e in server.log)
     row: dict[str, Any] = {
         "method": method,
+        "processes": processes,
         "pairs": pairs,
         "search_errors": group["search_errors"],
         "calls": dict(kinds),
@@ -170,16 +209,20 @@ def run_method(
         "avg_latency_s": summary["efficiency"][method]["avg_latency"],
         "avg_queue_wait_s": summary["efficiency"][method].get("avg_queue_wait"),
         "cpu_s_process": round(cpu, 2),
+        "cpu_s_startup": round(startup_cpu, 2),
+        "cpu_s_server": round(server_cpu, 2),
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
     }
-    if py_spy and raw.is_file():
+    if not py_spy or processes > 1:
+        row["cpu_ms_per_pair_total"] = round(1000 * (cpu - processes * startup_cpu) / pairs, 1)
+    if py_spy and processes == 1 and raw.is_file():
         stages = stage_cpu(raw, rate)
         row["cpu_ms_per_pair"] = {
             k: round(1000 * v / pairs, 1) for k, v in sorted(stages.items()) if k != "startup"
         }
-        row["cpu_ms_per_pair_total"] = round(sum(row["cpu_ms_per_pair"].values()), 1)
-        row["cpu_s_startup"] = round(stages.get("startup", 0.0), 2)
+        row["cpu_ms_per_pair_sampled"] = round(sum(row["cpu_ms_per_pair"].values()), 1)
+        row["cpu_ms_per_pair_total"] = round(1000 * (cpu - startup_cpu) / pairs, 1)
     return row
 
 
@@ -199,11 +242,16 @@ def main() -> None:
     parser.add_argument("--gtog-root", type=Path, default=REPO, help="checkout whose gtog runs")
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="py-spy executable")
     parser.add_argument("--no-profile", action="store_true", help="do not run py-spy")
+    parser.add_argument("--native", action="store_true", help="py-spy --native (C frames)")
+    parser.add_argument("--processes", type=int, default=1, help="shards run at once")
     parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--commit", help="commit of --gtog-root (default: its git HEAD)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (and stacks)")
     args = parser.parse_args()
     py_spy = None if args.no_profile else args.py_spy
+    if args.native:
+        SPY_ARGS.append("--native")
 
     rules = default_rules()
     rules[len(judge_rules()) : len(judge_rules())] = tog_rules()
@@ -219,7 +267,14 @@ def main() -> None:
             root = make_root(work, server.base_url, args.questions, args.metrics.split(","))
             for method in args.methods.split(","):
                 row = run_method(
-                    server, root, method, args.concurrency, args.gtog_root, py_spy, args.rate
+                    server,
+                    root,
+                    method,
+                    args.concurrency,
+                    args.gtog_root,
+                    py_spy,
+                    args.rate,
+                    args.processes,
                 )
                 rows.append(row)
                 print(_line(row, args.concurrency), flush=True)
@@ -229,11 +284,14 @@ def main() -> None:
         else:
             shutil.rmtree(work, ignore_errors=True)
 
-    head = subprocess.run(
-        ["git", "-C", str(args.gtog_root), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    head = (
+        args.commit
+        or subprocess.run(
+            ["git", "-C", str(args.gtog_root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     entry = {
         "commit": head,
         "gtog_root": str(args.gtog_root),
@@ -260,7 +318,8 @@ def _line(row: dict[str, Any], concurrency: int) -> str:
         f"{row['method']:>5}: in flight {row['in_flight']:.1f}/{concurrency} "
         f"({100 * row['in_flight_share']:.0f}%), {row['pairs_per_s']:.1f} pairs/s "
         f"(ideal {row['ideal_pairs_per_s']:.1f}), latency {row['avg_latency_s']:.2f}s, "
-        f"CPU ms/pair {row.get('cpu_ms_per_pair_total', '-')} [{stages}], "
+        f"CPU ms/pair {row.get('cpu_ms_per_pair_total', '-')} [sampled: {stages}], "
+        f"server CPU {row['cpu_s_server'] / row['span_s']:.2f} s/s, "
         f"load {row['load_before'][0]:.2f}"
     )
 
