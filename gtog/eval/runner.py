@@ -13,6 +13,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -435,6 +436,11 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
     engines = _Engines(run)
     concurrency = run.options.concurrency or run.config.concurrency
     limit = asyncio.Semaphore(concurrency)
+    # LiteLLM prepares every call in the loop's default executor (min(32, cores + 4)
+    # threads, 6 on 2 cores), where the checkpoint writes also go: size it to the run
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="gtog-eval")
+    )
     todo = run.todo
     retried = {(q.qid, m) for q, m in todo}
     run.done = [r for r in run.done if r.key not in retried]
