@@ -16,6 +16,10 @@ corrected here, without copying graphrag code:
   search, the tables) and run inside the async `search`, stalling every other question on
   the event loop. `OffLoopSearch` builds the context in a worker thread first and hands it
   to the engine's own `search` through `PrebuiltContext` (keyed by a context variable).
+- Shared state: graphrag's local context builder writes `attributes["links"]` into the
+  shared relationship objects, so one question's context showed values left by earlier
+  questions (and, built in threads, could race). `QuestionAttributes` keeps those writes
+  per question, so a context depends on its question only.
 
 Add a method by adding one entry to `METHODS`.
 """
@@ -26,7 +30,7 @@ import asyncio
 import contextvars
 import functools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,6 +57,7 @@ __all__ = [
     "MeteredCompletion",
     "OffLoopSearch",
     "PrebuiltContext",
+    "QuestionAttributes",
     "SearchEngine",
     "SearchFailed",
     "build_engine",
@@ -149,6 +154,56 @@ def context_threads(size: int) -> Iterator[Executor]:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
+_overlay: contextvars.ContextVar[dict[int, dict[str, Any]] | None] = contextvars.ContextVar(
+    "gtog_question_attributes", default=None
+)
+
+
+class QuestionAttributes(MutableMapping[str, Any]):
+    """A graph object's `attributes` whose writes during a question stay with that question.
+
+    Reads see the indexed attributes plus the current question's writes; outside a
+    question (no overlay set) it is a plain shared dict.
+    """
+
+    def __init__(self, base: dict[str, Any] | None) -> None:
+        self._base = dict(base or {})
+
+    def _mine(self, create: bool = False) -> dict[str, Any] | None:
+        overlay = _overlay.get()
+        if overlay is None:
+            return None
+        if create:
+            return overlay.setdefault(id(self), {})
+        return overlay.get(id(self))
+
+    def __getitem__(self, key: str) -> Any:
+        mine = self._mine()
+        if mine is not None and key in mine:
+            return mine[key]
+        return self._base[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        mine = self._mine(create=True)
+        (self._base if mine is None else mine)[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        mine = self._mine()
+        if mine is not None and key in mine:
+            del mine[key]
+        else:
+            del self._base[key]
+
+    def __iter__(self) -> Iterator[str]:
+        mine = self._mine() or {}
+        yield from self._base
+        yield from (k for k in mine if k not in self._base)
+
+    def __len__(self) -> int:
+        mine = self._mine() or {}
+        return len(self._base) + sum(1 for k in mine if k not in self._base)
+
+
 class PrebuiltContext:
     """A context builder that returns the context prebuilt for the current question.
 
@@ -179,6 +234,10 @@ class OffLoopSearch:
         self.engine = engine
         self._builder = engine.context_builder
         engine.context_builder = PrebuiltContext(self._builder)
+        relationships = getattr(self._builder, "relationships", None)
+        if isinstance(relationships, dict):
+            for rel in relationships.values():
+                rel.attributes = QuestionAttributes(rel.attributes)
 
     async def search(self, query: str) -> SearchResult:
         """Build the context in a thread, then search with it."""
@@ -189,7 +248,9 @@ class OffLoopSearch:
             **self.engine.context_builder_params,
         )
         loop = asyncio.get_running_loop()
-        context = await loop.run_in_executor(_executor.get(), contextvars.copy_context().run, build)
+        question = contextvars.copy_context()
+        question.run(_overlay.set, {})
+        context = await loop.run_in_executor(_executor.get(), question.run, build)
         token = _prebuilt.set(context)
         try:
             return await self.engine.search(query)
