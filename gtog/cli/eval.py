@@ -18,7 +18,7 @@ from rich.console import Console
 if TYPE_CHECKING:
     from gtog.eval.runner import EvalRun
 
-__all__ = ["eval_app", "eval_command", "register", "report_command"]
+__all__ = ["eval_app", "eval_command", "merge_command", "register", "report_command"]
 
 err = Console(stderr=True)
 
@@ -68,9 +68,11 @@ def _execute(run: EvalRun, quiet: bool) -> int:
 
     todo, to_judge = run.todo, run.to_judge
     judging = f", {len(to_judge)} to re-judge" if to_judge else ""
+    shard = run.options.shard
+    part = f", shard {shard.label}: {len(run.pairs)} pairs" if shard else ""
     err.print(
         f"gtog eval: {len(run.items)} questions x {len(run.methods)} methods "
-        f"({', '.join(run.methods)}); {len(todo)} to run{judging}, "
+        f"({', '.join(run.methods)}){part}; {len(todo)} to run{judging}, "
         f"{len(run.done)} already done -> {run.output_dir}",
         highlight=False,
     )
@@ -195,12 +197,21 @@ def eval_command(
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="Run only shard I/N of the (question, method) pairs (0 <= I < N), into "
+            "OUTPUT/shard-I-of-N; combine the shards with `gtog eval merge`.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate search methods on a QA dataset with LLM judges; writes JSON, report.html, CSV."""
     if ctx.invoked_subcommand is not None:
         return
     from gtog.errors import InputError
     from gtog.eval.runner import EvalOptions, prepare
+    from gtog.eval.shard import parse_shard
 
     options = EvalOptions(
         root=root,
@@ -225,6 +236,7 @@ def eval_command(
             plan = plan_local_server()
             options.model_overrides = plan.overrides
         try:
+            options.shard = parse_shard(shard) if shard is not None else None
             run = prepare(options)
         except InputError as exc:
             raise _fail(str(exc), 2) from None
@@ -283,6 +295,36 @@ def report_command(
         raise _fail(str(exc), 2) from None
     for path in (html_path, csv_path):
         err.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False)
+
+
+@eval_app.command("merge")
+def merge_command(
+    out: Annotated[Path, typer.Argument(help="Folder for the merged run (must hold no results).")],
+    dirs: Annotated[
+        list[Path], typer.Argument(help="The shard folders (OUTPUT/shard-I-of-N), all N of them.")
+    ],
+    partial: Annotated[
+        bool, typer.Option("--partial", help="Merge even if a shard has pairs still to run.")
+    ] = False,
+) -> None:
+    """Merge `gtog eval --shard` outputs: checks they share one spec and cover every pair once."""
+    from gtog.errors import InputError
+    from gtog.eval.merge import merge_runs
+    from gtog.eval.report import print_summary
+
+    try:
+        result = merge_runs(out.resolve(), [d.resolve() for d in dirs], partial=partial)
+    except InputError as exc:
+        raise _fail(str(exc), 2) from None
+    for label, n in result.missing.items():
+        err.print(f"[yellow]warning:[/yellow] shard {label}: {n} pairs not run", highlight=False)
+    assert result.summary is not None
+    print_summary(json.loads(result.summary.read_text()), result.spec.judge.metrics)
+    err.print(
+        f"merged {result.shards} shards, {len(result.records)} records\n"
+        f"wrote {result.detailed}\nwrote {result.summary}",
+        highlight=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -29,9 +29,11 @@ __all__ = [
     "EvalLog",
     "EvalSpec",
     "JudgeSpec",
+    "ShardSpec",
     "read_log",
     "spec_changes",
     "stable_hash",
+    "what_differs",
 ]
 
 LOG_VERSION = 2
@@ -79,6 +81,19 @@ class JudgeSpec(BaseModel):
         return stable_hash({**data, "model": self.models.get(index_key)})
 
 
+class ShardSpec(BaseModel):
+    """One shard of a sharded run: `index` of `count`, holding `pairs` (question, method)."""
+
+    index: int
+    count: int
+    pairs: int = 0
+
+    @property
+    def label(self) -> str:
+        """`i/n`, as given on the command line."""
+        return f"{self.index}/{self.count}"
+
+
 class EvalSpec(BaseModel):
     """What a run is: the same spec gives the same answers and the same scores."""
 
@@ -93,8 +108,10 @@ class EvalSpec(BaseModel):
     indexes: dict[str, str] = Field(default_factory=dict)
     """index key -> hash of the index's output tables."""
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
-    shard: str | None = None
-    """`i/n` for one shard of a sharded run."""
+    limit: int | None = None
+    """`--limit`: the first N questions per index (merging needs the same; resume does not)."""
+    shard: ShardSpec | None = None
+    """The shard this run is, for one shard of a sharded run (`gtog eval --shard i/n`)."""
 
     @property
     def metrics(self) -> list[str]:
@@ -119,6 +136,12 @@ def _what_differs(old: Any, new: Any, limit: int = 3) -> str:
     return "; ".join(parts) + (f"; +{len(keys) - limit} more" if len(keys) > limit else "")
 
 
+def what_differs(old: EvalSpec, new: EvalSpec) -> str:
+    """The first few settings in which two specs differ (shard, paths and versions aside)."""
+    skip = {"shard", "config_path", "gtog_version", "graphrag_version"}
+    return _what_differs(old.model_dump(exclude=skip), new.model_dump(exclude=skip))
+
+
 def _changed(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return [k for k in sorted(set(old) & set(new)) if stable_hash(old[k]) != stable_hash(new[k])]
 
@@ -126,6 +149,10 @@ def _changed(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 def search_changes(old: EvalSpec, new: EvalSpec) -> list[str]:
     """What changed that changes answers: the dataset, an index, a method's settings."""
     changes = []
+    old_shard = old.shard.label if old.shard else None
+    new_shard = new.shard.label if new.shard else None
+    if old_shard != new_shard:
+        changes.append(f"the shard changed (--shard {old_shard} -> {new_shard})")
     if old.dataset.hash != new.dataset.hash:
         changes.append("the dataset changed")
     changes += [f"the index {k!r} changed" for k in _changed(old.indexes, new.indexes)]

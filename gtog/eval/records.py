@@ -21,6 +21,8 @@ class Efficiency(BaseModel):
     output_tokens_categories: dict[str, int] = Field(default_factory=dict)
     cost_usd: float | None = None
     """USD from LiteLLM's price map; None when a model has no known price."""
+    queue_wait: float | None = None
+    """Seconds the pair waited for a concurrency slot (not part of `latency`)."""
 
 
 class MethodRecord(BaseModel):

@@ -209,6 +209,7 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
         "avg_llm_calls": avg("llm_calls"),
         "avg_prompt_tokens": avg("prompt_tokens"),
         "avg_output_tokens": avg("output_tokens"),
+        "avg_queue_wait": _mean([e.queue_wait for e in effs if e.queue_wait is not None]),
         "total_llm_calls": sum(e.llm_calls for e in spent),
         "total_prompt_tokens": sum(e.prompt_tokens for e in spent),
         "total_output_tokens": sum(e.output_tokens for e in spent),

@@ -19,7 +19,9 @@ import importlib.metadata
 import logging
 import math
 import os
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,7 @@ from gtog.eval.log import (
     DatasetSpec,
     EvalSpec,
     JudgeSpec,
+    ShardSpec,
     judge_changes,
     search_changes,
     spec_changes,
@@ -46,6 +49,7 @@ from gtog.eval.log import (
 )
 from gtog.eval.records import Efficiency, MethodRecord
 from gtog.eval.results import QA_DIR, qa_reference, qa_responses, result_views
+from gtog.eval.shard import Shard
 from gtog.files import write_json_atomic
 from gtog.llm import ChatModel, chat_model_from_config, fatal_reason, run_sync
 from gtog.project import Project, load_project
@@ -55,6 +59,7 @@ from gtog.search import (
     SearchEngine,
     SearchFailed,
     build_engine,
+    context_threads,
     retrieved_sources,
     run_search,
 )
@@ -65,6 +70,7 @@ __all__ = [
     "prepare",
     "run_evaluation",
     "run_evaluation_async",
+    "write_outputs",
     "write_results",
 ]
 
@@ -96,6 +102,8 @@ class EvalOptions:
     """Error budget: a count (`10`) or a share of the pairs (`5%`); past it the run stops."""
     model_overrides: Callable[[Path], dict[str, Any]] | None = None
     """graphrag config overrides per index folder (e.g. to use the local model server)."""
+    shard: Shard | None = None
+    """Run only this shard's (question, method) pairs, into `<output>/shard-i-of-n`."""
 
 
 @dataclass
@@ -124,6 +132,17 @@ class EvalRun:
     """One-line notes on the dataset (repeated questions, skipped files) for the caller."""
 
     @property
+    def pairs(self) -> list[tuple[QAItem, str]]:
+        """Every (question, method) pair of this run (of its shard, if sharded)."""
+        shard = self.options.shard
+        return [
+            (q, m)
+            for q in self.items
+            for m in self.methods
+            if shard is None or shard.holds(q.qid, m)
+        ]
+
+    @property
     def todo(self) -> list[tuple[QAItem, str]]:
         """(question, method) pairs to search: no record yet, or (retry_errors) a failed one."""
         if self.mode == "rescore":
@@ -131,14 +150,14 @@ class EvalRun:
         finished = {
             r.key for r in self.done if not (self.options.retry_errors and r.error is not None)
         }
-        return [(q, m) for q in self.items for m in self.methods if (q.qid, m) not in finished]
+        return [(q, m) for q, m in self.pairs if (q.qid, m) not in finished]
 
     @property
     def to_judge(self) -> list[MethodRecord]:
         """Answered records to (re)judge without searching again."""
         if self.options.skip_judges:
             return []
-        wanted = {(q.qid, m) for q in self.items for m in self.methods}
+        wanted = {(q.qid, m) for q, m in self.pairs}
         searching = {(q.qid, m) for q, m in self.todo}
         out = []
         for r in self.done:
@@ -346,6 +365,7 @@ def _build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalCon
             repeats=run_parts["repeats"],
         ),
         methods=methods,
+        limit=options.limit,
         method_settings={
             m: {
                 k: _method_settings(m, p, config, run_parts["config_path"])
@@ -477,6 +497,8 @@ def prepare(options: EvalOptions) -> EvalRun:
     }
     spec = _build_spec(parts, options, config)
     _parse_budget(options.max_errors, 1)
+    if options.shard is not None:
+        output_dir = output_dir / options.shard.folder
     run = EvalRun(
         options=options,
         config=config,
@@ -491,6 +513,10 @@ def prepare(options: EvalOptions) -> EvalRun:
         redactor=Redactor(_secrets(projects)),
         dataset_warnings=dataset.warnings,
     )
+    if options.shard is not None:
+        run.spec.shard = ShardSpec(
+            index=options.shard.index, count=options.shard.count, pairs=len(run.pairs)
+        )
     run.lock = OutputLock(output_dir).acquire()
     try:
         _open_output(run)
@@ -779,37 +805,50 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
     else:
         checkpoint = Checkpoint.create(path, run.spec)
     engines = _Engines(run)
-    limit = asyncio.Semaphore(run.options.concurrency or run.config.concurrency)
+    concurrency = run.options.concurrency or run.config.concurrency
+    limit = asyncio.Semaphore(concurrency)
+    loop = asyncio.get_running_loop()
+    # LiteLLM prepares every call in the loop's default executor (min(32, cores + 4)
+    # threads, 6 on 2 cores), where the checkpoint writes also go: size it to the run
+    loop.set_default_executor(
+        ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="gtog-eval")
+    )
     todo, to_judge = run.todo, run.to_judge
     guard = _Guard(_parse_budget(run.options.max_errors, len(todo) + len(to_judge)))
     items = {q.qid: q for q in run.items}
     redo = {(q.qid, m) for q, m in todo} | {r.key for r in to_judge}
     kept = [r for r in run.done if r.key not in redo]
 
-    def finish(record: MethodRecord) -> None:
-        checkpoint.append(record)
+    async def finish(record: MethodRecord) -> None:
+        # the write is fsynced: off the event loop, so other questions go on meanwhile
+        await loop.run_in_executor(None, checkpoint.append, record)
         kept.append(record)
         if on_record is not None:
             on_record(record)
         guard.observe(record)
 
     async def search_one(item: QAItem, method: str) -> None:
+        queued = time.perf_counter()
         async with limit:
+            waited = time.perf_counter() - queued
             engine = await engines.get(item.index_key, method)
             record = await _evaluate_one(run, item, method, engine)
-        finish(record)
+        if record.efficiency is not None:
+            record.efficiency.queue_wait = waited
+        await finish(record)
 
     async def judge_one(record: MethodRecord) -> None:
         async with limit:
             rejudged = await _rejudge_one(run, items[record.qid], record)
-        finish(rejudged)
+        await finish(rejudged)
 
     try:
-        async with asyncio.TaskGroup() as group:
-            for r in to_judge:
-                group.create_task(judge_one(r))
-            for q, m in todo:
-                group.create_task(search_one(q, m))
+        with context_threads(concurrency):
+            async with asyncio.TaskGroup() as group:
+                for r in to_judge:
+                    group.create_task(judge_one(r))
+                for q, m in todo:
+                    group.create_task(search_one(q, m))
     except* FatalRunError as errors:
         fatal = errors.exceptions[0]
         run.stopped = run.redactor(str(fatal))
@@ -821,29 +860,46 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
     return run
 
 
-def write_results(run: EvalRun) -> tuple[Path, Path]:
-    """Write the detailed and summary JSON, qa/ files, report.html and the CSV, atomically."""
+def write_outputs(
+    output_dir: Path,
+    spec: EvalSpec,
+    records: list[MethodRecord],
+    methods: list[str],
+    *,
+    keep_intermediate: bool = True,
+    qa_files: bool = True,
+    stopped: str | None = None,
+) -> tuple[Path, Path]:
+    """Write a run's detailed and summary JSON, qa/ files, report.html and CSV, atomically."""
     from gtog.eval.publish import write_report
 
-    records = [r for r in run.done if r.method in run.methods]
     detailed_data, summary = result_views(
-        run.spec,
-        records,
-        run.methods,
-        keep_intermediate=run.config.output.save_intermediate,
-        stopped=run.stopped,
+        spec, records, methods, keep_intermediate=keep_intermediate, stopped=stopped
     )
-    detailed = run.output_dir / DETAILED_NAME
-    summary_path = run.output_dir / SUMMARY_NAME
+    detailed = output_dir / DETAILED_NAME
+    summary_path = output_dir / SUMMARY_NAME
     write_json_atomic(detailed, detailed_data)
     write_json_atomic(summary_path, summary)
-    if run.config.output.qa_responses:
-        qa_dir = run.output_dir / QA_DIR
+    if qa_files:
+        qa_dir = output_dir / QA_DIR
         write_json_atomic(qa_dir / "reference.json", qa_reference(records))
-        for method in run.methods:
+        for method in methods:
             write_json_atomic(qa_dir / f"responses_{method}.json", qa_responses(records, method))
-    write_report(run.output_dir)  # report.html + eval_results.csv, from the files just written
+    write_report(output_dir)  # report.html + eval_results.csv, from the files just written
     return detailed, summary_path
+
+
+def write_results(run: EvalRun) -> tuple[Path, Path]:
+    """Write everything for the records of `run` so far (see `write_outputs`)."""
+    return write_outputs(
+        run.output_dir,
+        run.spec,
+        [r for r in run.done if r.method in run.methods],
+        run.methods,
+        keep_intermediate=run.config.output.save_intermediate,
+        qa_files=run.config.output.qa_responses,
+        stopped=run.stopped,
+    )
 
 
 def run_evaluation(options: EvalOptions, on_record: ProgressHook | None = None) -> EvalRun:

@@ -15,6 +15,14 @@ corrected here, without copying graphrag code:
   the search spent before it failed.
 - `BasicSearch.search()` in graphrag 3.3 never awaits its completion and always answers
   "". `AnsweringBasicSearch` overrides `search` to await it.
+- Blocking: graphrag's context builders are synchronous (the query embedding, the vector
+  search, the tables) and run inside the async `search`, stalling every other question on
+  the event loop. `OffLoopSearch` builds the context in a worker thread first and hands it
+  to the engine's own `search` through `PrebuiltContext` (keyed by a context variable).
+- Shared state: graphrag's local context builder writes `attributes["links"]` into the
+  shared relationship objects, so one question's context showed values left by earlier
+  questions (and, built in threads, could race). `QuestionAttributes` keeps those writes
+  per question, so a context depends on its question only.
 
 Add a method by adding one entry to `METHODS`.
 """
@@ -22,9 +30,13 @@ Add a method by adding one entry to `METHODS`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -47,10 +59,14 @@ __all__ = [
     "METHODS",
     "AnsweringBasicSearch",
     "MeteredCompletion",
+    "OffLoopSearch",
+    "PrebuiltContext",
+    "QuestionAttributes",
     "SearchEngine",
     "SearchFailed",
     "SearchOutcome",
     "build_engine",
+    "context_threads",
     "retrieved_sources",
     "run_search",
 ]
@@ -136,6 +152,130 @@ class MeteredCompletion:
     def completion(self, **kwargs: Any) -> Any:
         """Synchronous calls are not metered; engines here only call `completion_async`."""
         return self._inner.completion(**kwargs)
+
+
+_prebuilt: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "gtog_prebuilt_context", default=None
+)
+_executor: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
+    "gtog_context_executor", default=None
+)
+
+
+@contextmanager
+def context_threads(size: int) -> Iterator[Executor]:
+    """Build search contexts in `size` worker threads (for tasks started inside the block)."""
+    pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="gtog-context")
+    token = _executor.set(pool)
+    try:
+        yield pool
+    finally:
+        _executor.reset(token)
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+_overlay: contextvars.ContextVar[dict[int, dict[str, Any]] | None] = contextvars.ContextVar(
+    "gtog_question_attributes", default=None
+)
+
+
+class QuestionAttributes(MutableMapping[str, Any]):
+    """A graph object's `attributes` whose writes during a question stay with that question.
+
+    Reads see the indexed attributes plus the current question's writes; outside a
+    question (no overlay set) it is a plain shared dict.
+    """
+
+    def __init__(self, base: dict[str, Any] | None) -> None:
+        self._base = dict(base or {})
+
+    def _mine(self, create: bool = False) -> dict[str, Any] | None:
+        overlay = _overlay.get()
+        if overlay is None:
+            return None
+        if create:
+            return overlay.setdefault(id(self), {})
+        return overlay.get(id(self))
+
+    def __getitem__(self, key: str) -> Any:
+        mine = self._mine()
+        if mine is not None and key in mine:
+            return mine[key]
+        return self._base[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        mine = self._mine(create=True)
+        (self._base if mine is None else mine)[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        mine = self._mine()
+        if mine is not None and key in mine:
+            del mine[key]
+        else:
+            del self._base[key]
+
+    def __iter__(self) -> Iterator[str]:
+        mine = self._mine() or {}
+        yield from self._base
+        yield from (k for k in mine if k not in self._base)
+
+    def __len__(self) -> int:
+        mine = self._mine() or {}
+        return len(self._base) + sum(1 for k in mine if k not in self._base)
+
+
+class PrebuiltContext:
+    """A context builder that returns the context prebuilt for the current question.
+
+    Wraps graphrag's builder; without a prebuilt context it builds one as usual.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def build_context(self, *args: Any, **kwargs: Any) -> Any:
+        """The prebuilt context, else the wrapped builder's."""
+        ready = _prebuilt.get()
+        return ready if ready is not None else self.inner.build_context(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class OffLoopSearch:
+    """An engine whose synchronous context building runs in a worker thread.
+
+    `search` builds the context off the event loop (in `context_threads`' pool, else the
+    loop's default executor), then runs the engine's own `search`, whose builder hands
+    that context back.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self._builder = engine.context_builder
+        engine.context_builder = PrebuiltContext(self._builder)
+        relationships = getattr(self._builder, "relationships", None)
+        if isinstance(relationships, dict):
+            for rel in relationships.values():
+                rel.attributes = QuestionAttributes(rel.attributes)
+
+    async def search(self, query: str) -> SearchResult:
+        """Build the context in a thread, then search with it."""
+        build = functools.partial(
+            self._builder.build_context,
+            query=query,
+            conversation_history=None,
+            **self.engine.context_builder_params,
+        )
+        loop = asyncio.get_running_loop()
+        question = contextvars.copy_context()
+        question.run(_overlay.set, {})
+        context = await loop.run_in_executor(_executor.get(), question.run, build)
+        token = _prebuilt.set(context)
+        try:
+            return await self.engine.search(query)
+        finally:
+            _prebuilt.reset(token)
 
 
 async def _replay(text: str) -> AsyncIterator[Any]:
@@ -225,7 +365,7 @@ async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine
         system_prompt=project.prompt(project.config.local_search.prompt),
     )
     _meter_model(engine, project.config.local_search.completion_model_id)
-    return engine
+    return OffLoopSearch(engine)
 
 
 async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine:
@@ -251,7 +391,7 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
         context_builder_params=upstream.context_builder_params,
     )
     _meter_model(engine, project.config.basic_search.completion_model_id)
-    return engine
+    return OffLoopSearch(engine)
 
 
 async def build_tog(project: Project, options: dict[str, Any]) -> SearchEngine:

@@ -192,6 +192,8 @@ class LogEntry:
     temperature: float | None = None
     request: dict[str, Any] = field(default_factory=dict)
     time: float = field(default_factory=time.time)
+    start: float = 0.0
+    """When the request's body was read (`time.time()`); `time` is when it was answered."""
 
 
 class ScriptedServer:
@@ -205,6 +207,7 @@ class ScriptedServer:
         embedding_dims: int = 64,
         stream_usage: bool = False,
         delay: float = 0.0,
+        embedding_delay: float = 0.0,
     ) -> None:
         self.rules: list[Rule] = list(rules)
         self.embedding_dims = embedding_dims
@@ -212,12 +215,15 @@ class ScriptedServer:
         """Send a final usage chunk on streams (only when the client asks for it)."""
         self.delay = delay
         """Seconds to wait before each chat reply (to make interruption tests deterministic)."""
+        self.embedding_delay = embedding_delay
+        """Seconds to wait before each embeddings reply (a remote endpoint's latency)."""
         self.log: list[LogEntry] = []
         self.faults: Faults | None = None
         """Random errors injected before any rule is asked (None: none)."""
         self.injected: list[tuple[str, int]] = []
         """(kind, status) of every injected fault."""
         self._lock = threading.Lock()
+        self._request = threading.local()
         self._httpd = _QuietServer(("127.0.0.1", port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -274,7 +280,17 @@ class ScriptedServer:
                 return rule.name, rule.reply(request)
         return None, UNSCRIPTED
 
+    def busy_seconds(self) -> tuple[float, float]:
+        """(sum of server-side request durations, span from first start to last end)."""
+        with self._lock:
+            spans = [(e.start or e.time, e.time) for e in self.log]
+        if not spans:
+            return 0.0, 0.0
+        busy = sum(end - start for start, end in spans)
+        return busy, max(end for _, end in spans) - min(start for start, _ in spans)
+
     def _record(self, entry: LogEntry) -> None:
+        entry.start = getattr(self._request, "started", entry.time)
         with self._lock:
             self.log.append(entry)
 
@@ -306,6 +322,7 @@ class ScriptedServer:
                     self._send_json(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
+                server._request.started = time.time()
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")
@@ -332,6 +349,8 @@ class ScriptedServer:
                 if isinstance(inputs, str):
                     inputs = [inputs]
                 inputs = [str(x) for x in inputs or []]
+                if server.embedding_delay:
+                    time.sleep(server.embedding_delay)
                 tokens = sum(count_tokens(t) for t in inputs)
                 data = [
                     {

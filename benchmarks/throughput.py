@@ -1,0 +1,332 @@
+"""Throughput of `gtog eval`: calls in flight, pairs per second and CPU per pair by stage.
+
+Starts the scripted OpenAI-compatible server (tests/support) with a chat and an embeddings
+delay (a remote endpoint's latency), copies the example indexes (eval/indexes/*) to a temp
+folder and points them at the server, generates a dataset of N questions per index (the
+example questions, repeated with a suffix), and runs `gtog eval` through the CLI once per
+method at the given concurrency. Per method it prints:
+
+- in flight: sum of the server-side durations of all calls / the span from the first
+  call's start to the last call's end (the mean number of calls being served);
+- pairs/s: (question, method) pairs / span, and the ideal, concurrency / (server time per
+  pair), i.e. what a client with zero overhead would reach; in flight / concurrency is
+  the same ratio;
+- CPU ms per pair: the eval process's CPU (rusage) minus a one-question run's (startup:
+  imports, engines), per pair; with py-spy (on PATH, or --py-spy) instead, the split by
+  stage (context building, LLM client, judging, search (other), bookkeeping, event loop
+  and other, and "no Python frame": native code py-spy cannot attribute) from active
+  samples of all threads. py-spy counts a thread waiting for a CPU as active, so on a
+  loaded machine its figures run high; compare stages, not totals.
+- `--processes k` runs k `gtog eval --shard i/k` at once (concurrency split between them)
+  and merges them: worker processes when one core is the limit.
+
+The machine's load (`os.getloadavg()`) is recorded with every figure. `--gtog-root` runs
+another checkout's `gtog` (e.g. the base commit in a temp worktree) against the same
+server, for before/after figures.
+
+    python benchmarks/throughput.py [--methods local,basic,tog] [-j 16] [--chat-delay 0.2]
+        [--embedding-delay 0.1] [--questions 48] [--label after] [--gtog-root PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+SPY_ARGS: list[str] = []
+RESULTS = REPO / "benchmarks" / "results" / "throughput.json"
+INDEXES = REPO / "eval" / "indexes"
+EXAMPLE_QA = REPO / "eval" / "qa_eval.json"
+
+# Stage of a sampled stack: the first rule whose marker appears in any frame wins.
+STAGES: list[tuple[str, tuple[str, ...]]] = [
+    ("startup", ("_find_and_load", "gtog/eval/runner.py:prepare", "build_engine", "load_project")),
+    ("context building", ("build_context", "map_query_to_entities", "lancedb/")),
+    ("search (other)", ("Tokenizer.encode",)),  # graphrag's own token estimates
+    ("LLM client", ("litellm/", "graphrag_llm/", "httpx/", "httpcore/", "openai/", "aiohttp/")),
+    ("judging", ("gtog/eval/judges.py",)),
+    ("search (other)", ("graphrag/query/", "gtog/tog/", "engines.py:")),
+    (
+        "bookkeeping",
+        ("gtog/eval/checkpoint.py", "gtog/eval/results.py", "write_results", "pydantic"),
+    ),
+]
+
+
+def _stage(stack: str) -> str:
+    for name, markers in STAGES:
+        if any(m in stack for m in markers):
+            return name
+    return "event loop, other"
+
+
+def stage_cpu(raw: Path, rate: int) -> dict[str, float]:
+    """CPU seconds per stage from py-spy's raw (collapsed) output."""
+    out: Counter[str] = Counter()
+    for line in raw.read_text(encoding="utf-8", errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        if not stack.strip():
+            out["no Python frame"] += int(count) / rate
+            continue
+        # frames look like "func (path/to/file.py:123)"; match on "path/file.py:func" too
+        frames = [f.strip() for f in stack.split(";")]
+        text = ";".join(frames) + ";" + ";".join(_qualified(f) for f in frames)
+        out[_stage(text)] += int(count) / rate
+    return dict(out)
+
+
+def _qualified(frame: str) -> str:
+    func, _, where = frame.partition(" (")
+    path = where.rsplit(":", 1)[0]
+    return f"{path}:{func}"
+
+
+def make_root(work: Path, api_base: str, per_index: int, metrics: list[str]) -> Path:
+    """Indexes (copied, retargeted), a generated dataset and eval_config.yaml."""
+    from tests.support.projects import retarget
+
+    base = json.loads(EXAMPLE_QA.read_text())
+    keys = sorted(p.name for p in INDEXES.iterdir() if (p / "settings.yaml").is_file())
+    items = []
+    for key in keys:
+        shutil.copytree(INDEXES / key, work / key, ignore=shutil.ignore_patterns("logs", "cache"))
+        retarget(work / key, api_base)
+        mine = [q for q in base if q["imdb_key"] == key]
+        for n in range(per_index):
+            q = mine[n % len(mine)]
+            suffix = "" if n < len(mine) else f" (variant {n // len(mine)})"
+            items.append({**q, "id": f"{q['id']}-{n}", "question": q["question"] + suffix})
+    (work / "qa.json").write_text(json.dumps(items, indent=1))
+    index_lines = "\n".join(f"  {k}: {work / k}" for k in keys)
+    (work / "eval_config.yaml").write_text(
+        f"dataset:\n  path: qa.json\nindexes:\n{index_lines}\n"
+        f"metrics: [{', '.join(metrics)}]\noutput:\n  dir: results\n"
+        "tog_search: {width: 3, depth: 2}\n"
+    )
+    return work
+
+
+def _eval_cmd(root: Path, method: str, concurrency: int, out: Path, *extra: str) -> list[str]:
+    cmd = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-m", method]
+    return [*cmd, "-j", str(concurrency), "-o", str(out), "-q", "--force", *extra]
+
+
+def _spawn(cmds: list[list[str]], gtog_root: Path) -> tuple[float, float]:
+    """Run the commands at once; (wall seconds, CPU seconds of them all)."""
+    from tests.support.projects import subprocess_env
+
+    env = subprocess_env()
+    env["PYTHONPATH"] = str(gtog_root)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            c, env=env, cwd=gtog_root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for c in cmds
+    ]
+    outputs = [p.communicate() for p in procs]
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for p, (stdout, stderr) in zip(procs, outputs, strict=True):
+        if p.returncode != 0:
+            raise SystemExit(f"{' '.join(p.args)} failed:\n{stdout}\n{stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def run_method(
+    server: Any,
+    root: Path,
+    method: str,
+    concurrency: int,
+    gtog_root: Path,
+    py_spy: str | None,
+    rate: int,
+    processes: int = 1,
+) -> dict[str, Any]:
+    """One `gtog eval -m METHOD` run (or `processes` shards at once, then merged)."""
+    from gtog.eval.merge import merge_runs
+
+    # startup CPU (imports, engines): a one-question run, subtracted from the full run's
+    _, startup_cpu = _spawn(
+        [_eval_cmd(root, method, concurrency, root / "probe", "--limit", "1")], gtog_root
+    )
+    out = root / f"out-{method}-{processes}"
+    raw = root / f"stacks-{method}.txt"
+    if processes > 1:
+        share = -(-concurrency // processes)
+        cmds = [
+            _eval_cmd(root, method, share, out, "--shard", f"{i}/{processes}")
+            for i in range(processes)
+        ]
+    else:
+        cmds = [_eval_cmd(root, method, concurrency, out)]
+        if py_spy:
+            mode = SPY_ARGS or ["--nonblocking"]  # --native samples need a paused process
+            cmds = [[py_spy, "record", *mode, "--format", "raw", "-r", str(rate)]]
+            cmds[0] += ["-o", str(raw), "--", *_eval_cmd(root, method, concurrency, out)]
+    server.clear_log()
+    load_before = os.getloadavg()
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    wall, cpu = _spawn(cmds, gtog_root)
+    own_after = resource.getrusage(resource.RUSAGE_SELF)
+    server_cpu = own_after.ru_utime - own.ru_utime + own_after.ru_stime - own.ru_stime
+    busy, span = server.busy_seconds()
+    kinds = Counter(e.kind for e in server.log)
+    if processes > 1:
+        merged = merge_runs(
+            out / "merged", [out / f"shard-{i}-of-{processes}" for i in range(processes)]
+        )
+        out = merged.out
+    summary = json.loads((out / "eval_results_summary.json").read_text())
+    group = summary["by_method"][method]
+    pairs = group["n"]
+    row: dict[str, Any] = {
+        "method": method,
+        "processes": processes,
+        "pairs": pairs,
+        "search_errors": group["search_errors"],
+        "calls": dict(kinds),
+        "in_flight": round(busy / span, 2),
+        "in_flight_share": round(busy / span / concurrency, 3),
+        "pairs_per_s": round(pairs / span, 2),
+        "ideal_pairs_per_s": round(concurrency / (busy / pairs), 2),
+        "server_s_per_pair": round(busy / pairs, 3),
+        "span_s": round(span, 2),
+        "wall_s": round(wall, 2),
+        "avg_latency_s": summary["efficiency"][method]["avg_latency"],
+        "avg_queue_wait_s": summary["efficiency"][method].get("avg_queue_wait"),
+        "cpu_s_process": round(cpu, 2),
+        "cpu_s_startup": round(startup_cpu, 2),
+        "cpu_s_server": round(server_cpu, 2),
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+    }
+    if not py_spy or processes > 1:  # (py-spy does not pass on its child's rusage)
+        row["cpu_ms_per_pair_total"] = round(1000 * (cpu - processes * startup_cpu) / pairs, 1)
+    if py_spy and processes == 1 and raw.is_file():
+        stages = stage_cpu(raw, rate)
+        row["cpu_ms_per_pair"] = {
+            k: round(1000 * v / pairs, 1) for k, v in sorted(stages.items()) if k != "startup"
+        }
+        row["cpu_ms_per_pair_sampled"] = round(sum(row["cpu_ms_per_pair"].values()), 1)
+    return row
+
+
+def main() -> None:
+    from tests.support.scripted_server import ScriptedServer
+    from tests.support.tog_rules import tog_rules
+    from tests.support.world import default_rules, judge_rules
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", default="local,basic,tog")
+    parser.add_argument("-j", "--concurrency", type=int, default=16)
+    parser.add_argument("--chat-delay", type=float, default=0.2)
+    parser.add_argument("--embedding-delay", type=float, default=0.1)
+    parser.add_argument("--questions", type=int, default=48, help="questions per index")
+    parser.add_argument("--metrics", default="correctness", help="judged metrics (comma list)")
+    parser.add_argument("--label", default="current", help="key of this run in the JSON")
+    parser.add_argument("--gtog-root", type=Path, default=REPO, help="checkout whose gtog runs")
+    parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="py-spy executable")
+    parser.add_argument("--no-profile", action="store_true", help="do not run py-spy")
+    parser.add_argument("--native", action="store_true", help="py-spy --native (C frames)")
+    parser.add_argument("--processes", type=int, default=1, help="shards run at once")
+    parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--commit", help="commit of --gtog-root (default: its git HEAD)")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (and stacks)")
+    args = parser.parse_args()
+    py_spy = None if args.no_profile else args.py_spy
+    if args.native:
+        SPY_ARGS.append("--native")
+
+    rules = default_rules()
+    rules[len(judge_rules()) : len(judge_rules())] = tog_rules()
+    rows = []
+    work = Path(tempfile.mkdtemp(prefix="gtog-tput-"))
+    try:
+        with ScriptedServer(
+            rules,
+            embedding_dims=384,
+            delay=args.chat_delay,
+            embedding_delay=args.embedding_delay,
+        ) as server:
+            root = make_root(work, server.base_url, args.questions, args.metrics.split(","))
+            for method in args.methods.split(","):
+                row = run_method(
+                    server,
+                    root,
+                    method,
+                    args.concurrency,
+                    args.gtog_root,
+                    py_spy,
+                    args.rate,
+                    args.processes,
+                )
+                rows.append(row)
+                print(_line(row, args.concurrency), flush=True)
+    finally:
+        if args.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+    head = (
+        args.commit
+        or subprocess.run(
+            ["git", "-C", str(args.gtog_root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    entry = {
+        "commit": head,
+        "gtog_root": str(args.gtog_root),
+        "concurrency": args.concurrency,
+        "chat_delay_s": args.chat_delay,
+        "embedding_delay_s": args.embedding_delay,
+        "questions": 2 * args.questions,
+        "metrics": args.metrics.split(","),
+        "cpus": os.cpu_count(),
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "methods": rows,
+    }
+    data = json.loads(args.output.read_text()) if args.output.is_file() else {}
+    data[args.label] = entry
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"wrote {args.output} [{args.label}]")
+
+
+def _line(row: dict[str, Any], concurrency: int) -> str:
+    cpu = row.get("cpu_ms_per_pair")
+    stages = ", ".join(f"{k} {v:g}" for k, v in cpu.items()) if cpu else "-"
+    return (
+        f"{row['method']:>5}: in flight {row['in_flight']:.1f}/{concurrency} "
+        f"({100 * row['in_flight_share']:.0f}%), {row['pairs_per_s']:.1f} pairs/s "
+        f"(ideal {row['ideal_pairs_per_s']:.1f}), latency {row['avg_latency_s']:.2f}s, "
+        f"CPU ms/pair {row.get('cpu_ms_per_pair_total', row.get('cpu_ms_per_pair_sampled'))} "
+        f"[sampled: {stages}], "
+        f"server CPU {row['cpu_s_server'] / row['span_s']:.2f} s/s, "
+        f"load {row['load_before'][0]:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Merge the shards of one run (`gtog eval --shard i/n`) into one output folder.
+
+Each shard's checkpoint carries the run's spec (`gtog.eval.log.EvalSpec`) with its shard
+(`index`, `count`, `pairs`). Shards merge only when they share one spec, are all present
+once, and hold disjoint pairs; a shard with pairs still missing is refused unless
+`partial=True`. The merged folder gets a checkpoint (unsharded, so `gtog eval --resume -o
+OUT` can complete it) and the detailed, summary, `qa/`, report and CSV files, written by
+the same writers as a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gtog.errors import InputError
+from gtog.eval.checkpoint import Checkpoint
+from gtog.eval.lock import OutputLock
+from gtog.eval.log import (
+    CHECKPOINT_NAME,
+    DETAILED_NAME,
+    SUMMARY_NAME,
+    EvalLog,
+    EvalSpec,
+    read_log,
+    what_differs,
+)
+from gtog.eval.records import MethodRecord
+from gtog.eval.results import QA_DIR
+
+__all__ = ["MergeResult", "merge_runs"]
+
+
+@dataclass
+class MergeResult:
+    """What a merge wrote and what it found."""
+
+    out: Path
+    records: list[MethodRecord]
+    spec: EvalSpec
+    shards: int
+    missing: dict[str, int] = field(default_factory=dict)
+    """Shard label -> pairs it has not finished (only with `partial=True`)."""
+    detailed: Path | None = None
+    summary: Path | None = None
+
+
+def _load(folder: Path) -> EvalLog:
+    path = folder / CHECKPOINT_NAME
+    log = read_log(path)
+    if log.spec.shard is None:
+        raise InputError(f"{path}: not a shard (run it with gtog eval --shard i/n)")
+    return log
+
+
+def _label(log: EvalLog) -> str:
+    return log.spec.shard.label if log.spec.shard else "-"
+
+
+def _check(shards: list[EvalLog], partial: bool) -> dict[str, int]:
+    first = shards[0]
+    for s in shards[1:]:
+        why = what_differs(first.spec, s.spec)
+        if why:
+            raise InputError(
+                f"{s.location}: shard {_label(s)} is from a different run than "
+                f"{first.location} (shard {_label(first)}): {why}"
+            )
+    assert first.spec.shard is not None
+    count = first.spec.shard.count
+    seen: dict[int, EvalLog] = {}
+    for s in shards:
+        assert s.spec.shard is not None
+        if s.spec.shard.count != count:
+            raise InputError(
+                f"{s.location}: shard {_label(s)} splits the run in {s.spec.shard.count}, "
+                f"{first.location} in {count}"
+            )
+        if s.spec.shard.index in seen:
+            raise InputError(
+                f"shard {_label(s)} given twice: {seen[s.spec.shard.index].location} and "
+                f"{s.location}"
+            )
+        seen[s.spec.shard.index] = s
+    absent = [i for i in range(count) if i not in seen]
+    if absent:
+        names = ", ".join(f"{i}/{count}" for i in absent)
+        raise InputError(f"missing shard(s) {names}: give all {count} shard folders")
+    owner: dict[tuple[str, str], EvalLog] = {}
+    for s in shards:
+        for r in s.records:
+            if r.key in owner:
+                raise InputError(
+                    f"{s.location}: pair ({r.qid}, {r.method}) is also in {owner[r.key].location}"
+                )
+            owner[r.key] = s
+    missing = {
+        _label(s): s.spec.shard.pairs - len(s.records)
+        for s in shards
+        if s.spec.shard is not None and len(s.records) < s.spec.shard.pairs
+    }
+    if missing and not partial:
+        label, n = next(iter(missing.items()))
+        shard = next(s for s in shards if _label(s) == label)
+        raise InputError(
+            f"{shard.location}: shard {label} is unfinished ({n} pairs missing); finish it "
+            f"with gtog eval --shard {label} --resume, or merge anyway with --partial"
+        )
+    return missing
+
+
+def merge_runs(out: Path, dirs: list[Path], *, partial: bool = False) -> MergeResult:
+    """Check the shard folders `dirs` and write their merged run into `out`."""
+    from gtog.eval.runner import write_outputs
+
+    if not dirs:
+        raise InputError("merge: give the shard folders to merge")
+    taken = [
+        p
+        for p in (out / CHECKPOINT_NAME, out / DETAILED_NAME, out / SUMMARY_NAME, out / QA_DIR)
+        if p.exists()
+    ]
+    if taken:
+        raise InputError(f"{out}: already holds results ({taken[0].name}); merge into a new folder")
+    shards = [_load(Path(d)) for d in dirs]
+    missing = _check(shards, partial)
+    spec = shards[0].spec.model_copy(update={"shard": None})
+    ordered = sorted(shards, key=lambda s: s.spec.shard.index if s.spec.shard else 0)
+    records = [r for s in ordered for r in s.records]
+    with OutputLock(out):
+        checkpoint = Checkpoint.create(out / CHECKPOINT_NAME, spec)
+        try:
+            for r in records:
+                checkpoint.append(r)
+        finally:
+            checkpoint.close()
+        detailed, summary = write_outputs(
+            out,
+            spec,
+            records,
+            spec.methods,
+            keep_intermediate=any(r.context_text is not None for r in records),
+        )
+    return MergeResult(out, records, spec, len(shards), missing, detailed, summary)
