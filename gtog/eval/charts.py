@@ -223,11 +223,11 @@ def heat_map(cells: list[HeatCell], methods: list[str], metric: str) -> Markup |
             cell = by_key.get((key, method))
             x = label_w + cw * j
             if cell is None or cell.mean is None:
-                fill, text, ink = "#e4e4e4", "unscored", "#555"
+                fill, text, ink = "#e4e4e4", "unscored", "ink-grey"
                 tip = f"{key} / {method}: nothing scored"
             else:
                 fill, text = _viridis(cell.mean), f"{cell.mean:.2f} ({cell.scored})"
-                ink = "#fff" if cell.mean < 0.6 else "#000"
+                ink = "ink-light" if cell.mean < 0.6 else "ink-dark"
                 tip = f"{key} / {method}: {metric} {cell.mean:.3f} over {cell.scored} of {cell.n}"
             marks.append(
                 el(
@@ -246,7 +246,7 @@ def heat_map(cells: list[HeatCell], methods: list[str], metric: str) -> Markup |
             marks.append(
                 el(
                     "text",
-                    {"x": x + cw / 2, "y": y + ch / 2 + 4, "text-anchor": "middle", "fill": ink},
+                    {"x": x + cw / 2, "y": y + ch / 2 + 4, "text-anchor": "middle", "class": ink},
                     text,
                 )
             )

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from gtog.eval.engines import build_engine, context_threads, run_search
 
 from gtog.project import load_project
+from gtog.search import build_engine, context_threads, run_search
 from tests.support.scripted_server import ScriptedServer
 from tests.support.world import EXAMPLE_QA
 
@@ -30,7 +30,7 @@ def test_local_context_does_not_carry_state_between_questions(
                 results = await asyncio.gather(*(run_search(engine, q) for q in order))
             else:
                 results = [await run_search(engine, q) for q in order]
-        return {q: str(r.context_text) for q, r in zip(order, results, strict=True)}
+        return {q: str(r.result.context_text) for q, r in zip(order, results, strict=True)}
 
     alone = {}
     for q in questions:  # each question on a fresh engine

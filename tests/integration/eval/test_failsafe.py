@@ -207,7 +207,11 @@ def test_resume_refuses_what_changed_and_names_it(
 def test_one_output_folder_one_run(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
-    hang = Rule("hang:lh-03", lambda r: "brass compass" in r.last_user, lambda r: Hang(60))
+    hang = Rule(
+        "hang:lh-03",
+        lambda r: "---Role---" in r.system and "brass compass" in r.last_user,
+        lambda r: Hang(60),
+    )
     llm_server.rules.insert(0, hang)
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
