@@ -131,7 +131,9 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
 def _what_differs(old: Any, new: Any, limit: int = 3) -> str:
     """`key: old -> new` for the first few differing keys of two settings dicts."""
     a, b = _flat(old), _flat(new)
-    keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    keys = sorted(
+        (k for k in set(a) | set(b) if a.get(k) != b.get(k)), key=lambda k: (k.count("."), k)
+    )
     parts = [f"{k}: {str(a.get(k))[:40]} -> {str(b.get(k))[:40]}" for k in keys[:limit]]
     return "; ".join(parts) + (f"; +{len(keys) - limit} more" if len(keys) > limit else "")
 
