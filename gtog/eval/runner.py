@@ -279,10 +279,11 @@ def _model_spec(project: Project, model_id: str, completion: bool) -> dict[str, 
         if completion
         else project.config.get_embedding_model_config(model_id)
     )
+    # not api_base: the same model behind another address (e.g. --local's port, chosen
+    # afresh each run) gives the same answers
     return {
         "id": model_id,
         "model": f"{cfg.model_provider}/{cfg.model}",
-        "api_base": cfg.api_base,
         "call_args": cfg.call_args,
     }
 

@@ -130,3 +130,17 @@ def test_help_says_what_gtog_adds_and_imports_no_graphrag() -> None:
     assert not {m for m in imported if m.split(".")[0] in ("graphrag", "litellm")}
     error = gtog("eval", "--no-such-flag")
     assert error.returncode == 2 and "No such option" in error.stderr
+
+
+def test_the_same_model_at_another_address_is_the_same_run(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """--local picks a new port every run: a model's address is not part of the spec."""
+    project = copy_project(example_indexes["lighthouse"], tmp_path / "lighthouse")
+    root = make_eval_root(tmp_path, {"lighthouse": project})
+    args = ("eval", "--root", str(root), "-k", "lighthouse", "--limit", "1", "-q")
+    assert gtog(*args).returncode == 0
+    retarget(project, llm_server.base_url.replace("127.0.0.1", "localhost"))
+    again = gtog(*args)
+    assert again.returncode == 0, again.stderr
+    assert "nothing to run" in again.stderr
