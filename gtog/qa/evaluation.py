@@ -22,7 +22,7 @@ import copy
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from gtog.llm import run_sync
 from gtog.qa.io import input_problems, responses_by_id, validate_reference, validate_responses
@@ -31,7 +31,13 @@ from gtog.qa.models import JudgeModels, load_judge_models
 from gtog.qa.semantics import GE6, SEED, Semantics, check_semantics
 from gtog.qa.steps import RETRIEVAL, match_steps, parse_contexts, steps_score
 
-__all__ = ["evaluate_question", "run_blocking", "run_evaluation", "run_evaluation_async"]
+__all__ = [
+    "EvaluationOptions",
+    "evaluate_question",
+    "run_blocking",
+    "run_evaluation",
+    "run_evaluation_async",
+]
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
@@ -275,18 +281,23 @@ def run_blocking(make: Callable[[], Awaitable[T]]) -> T:
         return pool.submit(run_sync, main()).result()
 
 
+class EvaluationOptions(TypedDict, total=False):
+    """The keyword options of `run_evaluation_async` (and so of `run_evaluation`)."""
+
+    semantics: Semantics
+    models: JudgeModels | None
+    config: str | Path | None
+    concurrency: int
+    relevance_questions: int
+    progress: bool
+    sources: tuple[str, str]
+
+
 def run_evaluation(
     reference_qas: Sequence[Mapping[str, Any]],
     chat_responses: Mapping[str, Any] | Sequence[Mapping[str, Any]],
     config_file_path: str | Path | None = None,
-    *,
-    semantics: Semantics = SEED,
-    models: JudgeModels | None = None,
-    config: str | Path | None = None,
-    concurrency: int = 4,
-    relevance_questions: int = 3,
-    progress: bool = True,
-    sources: tuple[str, str] = ("reference", "responses"),
+    **options: Unpack[EvaluationOptions],
 ) -> list[dict[str, Any]]:
     """The seed's blocking call: `run_evaluation(reference_qas, chat_responses)`.
 
@@ -294,16 +305,5 @@ def run_evaluation(
     loop in the thread (Jupyter). In async code, `await run_evaluation_async(...)`.
     """
     return run_blocking(
-        lambda: run_evaluation_async(
-            reference_qas,
-            chat_responses,
-            config_file_path,
-            semantics=semantics,
-            models=models,
-            config=config,
-            concurrency=concurrency,
-            relevance_questions=relevance_questions,
-            progress=progress,
-            sources=sources,
-        )
+        lambda: run_evaluation_async(reference_qas, chat_responses, config_file_path, **options)
     )
