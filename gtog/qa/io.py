@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -94,6 +94,21 @@ def _step_problem(step: Any, source: str, field: str, reference: bool) -> str | 
     return None
 
 
+def _items_problem(
+    items: Any, source: str, where: str, what: str, check: Callable[[Any, str], str | None]
+) -> str | None:
+    """The first problem of a list field's items (`check(item, where[i])`); None if absent."""
+    if items is None:
+        return None
+    if not isinstance(items, list):
+        return f"{source}: {where}: must be a list{what}"
+    for i, item in enumerate(items):
+        problem = check(item, f"{where}[{i}]")
+        if problem:
+            return problem
+    return None
+
+
 def question_problem(question: Mapping[str, Any], source: str, where: str) -> str | None:
     """Why one reference question cannot be evaluated (file and field), or None.
 
@@ -105,19 +120,21 @@ def question_problem(question: Mapping[str, Any], source: str, where: str) -> st
     answer = question.get("reference_answer")
     if answer is not None and not isinstance(answer, str):
         return f"{source}: {where}.reference_answer: must be a string"
-    groups = question.get("reference_steps")
-    if groups is None:
-        return None
-    if not isinstance(groups, list):
-        return f"{source}: {where}.reference_steps: must be a list of step groups"
-    for g, group in enumerate(groups):
+
+    def group_problem(group: Any, at: str) -> str | None:
         if not isinstance(group, list):
-            return f"{source}: {where}.reference_steps[{g}]: must be a list of steps"
-        for i, step in enumerate(group):
-            problem = _step_problem(step, source, f"{where}.reference_steps[{g}][{i}]", True)
-            if problem:
-                return problem
-    return None
+            return f"{source}: {at}: must be a list of steps"
+        return _items_problem(
+            group, source, at, "", lambda step, w: _step_problem(step, source, w, True)
+        )
+
+    return _items_problem(
+        question.get("reference_steps"),
+        source,
+        f"{where}.reference_steps",
+        " of step groups",
+        group_problem,
+    )
 
 
 def response_problem(response: Any, source: str, where: str) -> str | None:
@@ -134,16 +151,13 @@ def response_problem(response: Any, source: str, where: str) -> str | None:
     answer = response.get("actual_answer")
     if answer is not None and not isinstance(answer, str):
         return f"{source}: {where}.actual_answer: must be a string"
-    steps = response.get("actual_steps")
-    if steps is None:
-        return None
-    if not isinstance(steps, list):
-        return f"{source}: {where}.actual_steps: must be a list"
-    for i, step in enumerate(steps):
-        problem = _step_problem(step, source, f"{where}.actual_steps[{i}]", False)
-        if problem:
-            return problem
-    return None
+    return _items_problem(
+        response.get("actual_steps"),
+        source,
+        f"{where}.actual_steps",
+        "",
+        lambda step, at: _step_problem(step, source, at, False),
+    )
 
 
 def validate_reference(data: Any, source: str = "reference") -> None:
