@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,7 +34,7 @@ QA_DIR = "qa"
 
 
 def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    return math.fsum(values) / len(values) if values else None
 
 
 QKey = tuple[str, str]
@@ -187,7 +188,9 @@ def _cost_total(costs: list[float | None]) -> float | None:
     """Sum of costs (0 for none); None if any is unknown (a partial sum would understate it)."""
     if any(c is None for c in costs):
         return None
-    return float(sum(c for c in costs if c is not None))
+    # fsum is exact: the order the records come in (a sharded run's, an unsharded run's)
+    # must not change the last digit
+    return math.fsum(c for c in costs if c is not None)
 
 
 def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:

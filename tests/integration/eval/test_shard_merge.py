@@ -86,6 +86,14 @@ def test_sharded_and_merged_run_equals_unsharded_run(
     assert _counts(merged_summary) == _counts(whole_summary)
     assert merged_summary["by_method"]["local"]["n"] == 6
 
+    # the same through the CLI: `gtog eval merge OUT DIR...`
+    cli = gtog("eval", "merge", str(tmp_path / "merged-cli"), *map(str, shard_dirs))
+    assert cli.returncode == 0, cli.stderr
+    assert "merged 3 shards, 12 records" in cli.stderr and "local" in cli.stdout
+    assert _answers(_load(tmp_path / "merged-cli")[0]) == _answers(whole_detailed)
+    refused = gtog("eval", "merge", str(tmp_path / "m1"), str(shard_dirs[0]))
+    assert refused.returncode == 2 and "missing shard(s) 1/3, 2/3" in refused.stderr
+
     # shards missing, given twice, or already merged into the same folder are refused
     with pytest.raises(InputError, match=r"missing shard\(s\) 2/3"):
         merge_runs(tmp_path / "m2", shard_dirs[:2])
