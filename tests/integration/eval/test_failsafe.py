@@ -434,3 +434,44 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
     assert len(keys) == len(set(keys)) == 20  # every (question, method) exactly once
     detailed, _ = load_results(root)
     assert sum(len(q["methods"]) for q in detailed["results"]) == 20
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("an answer that cannot be turned into text")
+
+
+def test_one_unexpected_exception_is_that_items_error(
+    llm_server: ScriptedServer,
+    example_indexes: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A method added through the public registry whose engine misbehaves on one question."""
+    from graphrag.query.structured_search.base import SearchResult
+
+    from gtog.eval import EvalOptions, run_evaluation
+    from gtog.search import METHODS
+
+    class OddEngine:
+        async def search(self, query: str) -> SearchResult:
+            response = _Unprintable() if "brass compass" in query else "Maren Holt"
+            return SearchResult(response, {}, "context", 0.0, 0, 0, 0)  # type: ignore[arg-type]
+
+    async def build_odd(project, options):
+        return OddEngine()
+
+    monkeypatch.setitem(METHODS, "odd", build_odd)
+    root = make_eval_root(
+        tmp_path,
+        {"lighthouse": example_indexes["lighthouse"]},
+        methods=("odd",),
+        extra="metrics: [token_recall]\n",
+    )
+    run = run_evaluation(EvalOptions(root=root, index_keys=["lighthouse"], limit=3))
+    by_id = {r.qid: r for r in run.done}
+    assert by_id["lh-03"].error is not None and by_id["lh-03"].error.startswith("internal error")
+    assert by_id["lh-03"].error_kind == "internal"
+    assert by_id["lh-01"].error is None and by_id["lh-01"].judgements["token_recall"].score == 1.0
+    detailed, summary = load_results(root)  # the results are still written
+    assert len(detailed["results"]) == 3 and summary["by_method"]["odd"]["search_errors"] == 1
