@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable
 
-from tests.support.scripted_server import ChatRequest, Rule
+from tests.support.scripted_server import ChatRequest, Rule, ScriptedServer
 from tests.support.world import ENTITIES, Fact, example_facts
 
 __all__ = [
@@ -165,6 +165,14 @@ def tog_rules(facts: list[Fact] | None = None, keywords: Iterable[str] = ()) -> 
         Rule("tog:reasoning", _marked("reasoning"), _reasoning_reply(facts)),
         Rule("tog:answer", _marked("answer"), _answer_reply(facts)),
     ]
+
+
+def add_tog_rules(server: ScriptedServer) -> None:
+    """Answer ToG's stages on `server` too (after the judge rules, which quote answers)."""
+    from tests.support.world import judge_rules
+
+    at = len(judge_rules())
+    server.rules[at:at] = tog_rules()
 
 
 def garbage_pruning_rules() -> list[Rule]:

@@ -30,6 +30,21 @@ def make_eval_root(
     return root
 
 
+def checkpoint_keys(path: Path) -> list[tuple[str, str]]:
+    """(question id, method) of each complete record line, duplicates kept (split on b"\\n"
+    only, as gtog does: text may hold U+2028, which `splitlines()` takes for a line end)."""
+    if not path.exists():
+        return []
+    keys = []
+    for line in path.read_bytes().split(b"\n")[1:]:
+        try:
+            r = json.loads(line)
+        except ValueError:  # a torn last line (perhaps mid-character), or the empty tail
+            continue
+        keys.append((r["qid"], r["method"]))
+    return keys
+
+
 def load_results(root: Path) -> tuple[dict, dict]:
     """The detailed and summary JSON of a run."""
     out = root / "results"

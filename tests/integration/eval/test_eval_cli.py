@@ -186,10 +186,9 @@ def test_one_failed_search_or_judge_does_not_stop_the_run(
 def test_eval_runs_tog_beside_local_and_basic(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
-    from tests.support.tog_rules import tog_rules
-    from tests.support.world import judge_rules
+    from tests.support.tog_rules import add_tog_rules
 
-    llm_server.rules[len(judge_rules()) : len(judge_rules())] = tog_rules()
+    add_tog_rules(llm_server)
     root = make_eval_root(
         tmp_path,
         example_indexes,

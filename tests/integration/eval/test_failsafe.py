@@ -18,7 +18,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.integration.eval.helpers import load_results, make_eval_root, search_method
+from tests.integration.eval.helpers import (
+    checkpoint_keys,
+    load_results,
+    make_eval_root,
+    search_method,
+)
 from tests.support.projects import TEST_API_KEY, gtog, subprocess_env
 from tests.support.scripted_server import Fail, Faults, Hang, Rule, ScriptedServer
 from tests.support.world import judge_rules
@@ -103,9 +108,9 @@ def test_a_search_error_graphrag_swallows_is_the_pairs_error(
 def test_a_failed_search_reports_what_it_spent_and_missing_retrieval_is_left_out(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
-    from tests.support.tog_rules import tog_rules
+    from tests.support.tog_rules import add_tog_rules
 
-    llm_server.rules[len(judge_rules()) : len(judge_rules())] = tog_rules()
+    add_tog_rules(llm_server)
     llm_server.rules[:0] = [
         Rule(
             "fail:tog-answer",
@@ -404,8 +409,6 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
     import random
-
-    from tests.integration.eval.test_resume import checkpoint_keys
 
     root = make_eval_root(tmp_path, example_indexes)
     checkpoint = root / "results" / "eval_checkpoint.jsonl"

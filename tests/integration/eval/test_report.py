@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html as html_lib
-import json
 import os
 import re
 import signal
@@ -15,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.integration.eval.helpers import load_results, make_eval_root
+from tests.integration.eval.helpers import checkpoint_keys, load_results, make_eval_root
 from tests.support.projects import gtog, subprocess_env
 from tests.support.scripted_server import ChatRequest, Rule, ScriptedServer
 
@@ -107,19 +106,6 @@ def test_eval_writes_report_and_csv_with_every_question_and_method(
     assert "nowhere: output folder not found" in missing.stderr
 
 
-def _records(checkpoint: Path) -> int:
-    if not checkpoint.exists():
-        return 0
-    n = 0
-    for line in checkpoint.read_text().splitlines()[1:]:
-        try:
-            json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        n += 1
-    return n
-
-
 def test_report_on_a_run_that_is_still_going_then_killed(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -135,7 +121,7 @@ def test_report_on_a_run_that_is_still_going_then_killed(
     )
     try:
         deadline = time.time() + 120
-        while time.time() < deadline and _records(checkpoint) < 3:
+        while time.time() < deadline and len(checkpoint_keys(checkpoint)) < 3:
             time.sleep(0.05)
         running = gtog("eval", "report", str(out))
         still_running = proc.poll() is None
@@ -154,7 +140,7 @@ def test_report_on_a_run_that_is_still_going_then_killed(
     assert not (out / "eval_results_summary.json").exists()
 
     # interrupted for good: the report covers every record that landed
-    landed = _records(checkpoint)
+    landed = len(checkpoint_keys(checkpoint))
     after = gtog("eval", "report", str(out))
     assert after.returncode == 0, after.stderr
     assert len(pd.read_csv(out / "eval_results.csv")) == landed

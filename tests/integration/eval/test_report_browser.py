@@ -53,11 +53,10 @@ def _png_size(path: Path) -> tuple[int, int]:
 def test_report_in_headless_chromium(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
-    from tests.support.tog_rules import tog_rules
-    from tests.support.world import judge_rules
+    from tests.support.tog_rules import add_tog_rules
 
     assert CHROMIUM is not None
-    llm_server.rules[len(judge_rules()) : len(judge_rules())] = tog_rules()
+    add_tog_rules(llm_server)
     llm_server.rules.insert(0, markup_rule())
     llm_server.rules.insert(
         0,

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.eval.helpers import (
+    checkpoint_keys,
     load_results,
     make_eval_root,
     question_of,
@@ -23,18 +24,6 @@ from tests.support.projects import gtog, subprocess_env
 from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.integration
-
-
-def checkpoint_keys(path: Path) -> list[tuple[str, str]]:
-    """(question id, method) of each complete record line in a checkpoint."""
-    keys = []
-    for line in path.read_text().splitlines()[1:]:
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # torn last line
-        keys.append((r["qid"], r["method"]))
-    return keys
 
 
 def test_resume_after_sigkill_runs_only_what_is_missing(

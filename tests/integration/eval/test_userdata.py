@@ -34,10 +34,9 @@ def make_root(tmp_path: Path, indexes: dict[str, Path], extra: str = "") -> Path
 def test_user_folder_runs_unchanged_with_evidence(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
-    from tests.support.tog_rules import tog_rules
-    from tests.support.world import judge_rules
+    from tests.support.tog_rules import add_tog_rules
 
-    llm_server.rules[len(judge_rules()) : len(judge_rules())] = tog_rules()
+    add_tog_rules(llm_server)
     root = make_root(
         tmp_path,
         example_indexes,
