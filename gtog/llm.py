@@ -345,11 +345,6 @@ class JsonReply(Generic[T]):
     text: str | None = None
     """The last raw reply (for logs and reasons)."""
 
-    @property
-    def ok(self) -> bool:
-        """True when `value` holds a validated reply."""
-        return self.value is not None
-
 
 def _json_candidates(text: str) -> Iterator[str]:
     yield from _FENCE.findall(text)

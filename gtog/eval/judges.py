@@ -65,11 +65,6 @@ class Judgement(BaseModel):
         """No score, and why (the error counted for this metric)."""
         return cls(error=why, **usage)
 
-    @property
-    def scored(self) -> bool:
-        """True when this judgement holds a score."""
-        return self.score is not None
-
 
 class Verdict(BaseModel):
     """A judge reply: an explicit score of 0 or 1 and a reason."""

@@ -42,7 +42,6 @@ from gtog.eval.log import (
     EvalSpec,
     JudgeSpec,
     ShardSpec,
-    judge_changes,
     search_changes,
     spec_changes,
     stable_hash,
@@ -438,7 +437,7 @@ def _open_output(run: EvalRun) -> None:
     if not options.force:
         if checkpoint.is_file():
             old, done, intact = read_checkpoint(checkpoint)
-            if not spec_changes(old, run.spec) and not judge_changes(old.judge, run.spec.judge):
+            if not spec_changes(old, run.spec):
                 run.done, run.intact_bytes, run.mode = done, intact, "resume"
                 if not run.todo and not run.to_judge:
                     run.mode = "complete"
