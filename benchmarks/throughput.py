@@ -20,6 +20,16 @@ method at the given concurrency. Per method it prints:
 - `--processes k` runs k `gtog eval --shard i/k` at once (concurrency split between them)
   and merges them: worker processes when one core is the limit.
 
+Two reference rows (`--floors`, on by default) show what the machine allows: the same
+calls per pair as local search (one embedding, the answer, one judge call), made by a
+separate process at the same concurrency against the same server, with no search work:
+
+- `floor: aiohttp`: plain HTTP calls (the server's and the machine's ceiling);
+- `floor: graphrag_llm`: the calls through graphrag_llm/LiteLLM, the client every gtog
+  call goes through (the ceiling of any search built on it).
+
+The server's time of a call runs from its request line to the end of its reply.
+
 The machine's load (`os.getloadavg()`) is recorded with every figure. `--gtog-root` runs
 another checkout's `gtog` (e.g. the base commit in a temp worktree) against the same
 server, for before/after figures.
@@ -229,6 +239,41 @@ def run_method(
     return row
 
 
+def run_floor(server: Any, kind: str, concurrency: int, pairs: int) -> dict[str, Any]:
+    """The reference row: `pairs` x (embedding, chat, chat) from a client process of `kind`."""
+    from tests.support.projects import subprocess_env
+
+    cmd = [sys.executable, str(REPO / "benchmarks" / "floor_client.py"), kind, server.base_url]
+    proc = subprocess.Popen(
+        [*cmd, str(concurrency), str(pairs)],
+        env=subprocess_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdout.readline()  # ready: warmed up
+    server.clear_log()
+    load_before = os.getloadavg()
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    _, stderr = proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"floor client {kind} failed:\n{stderr}")
+    busy, span = server.busy_seconds()
+    return {
+        "method": f"floor: {kind}",
+        "pairs": pairs,
+        "in_flight": round(busy / span, 2),
+        "in_flight_share": round(busy / span / concurrency, 3),
+        "pairs_per_s": round(pairs / span, 2),
+        "ideal_pairs_per_s": round(concurrency / (busy / pairs), 2),
+        "span_s": round(span, 2),
+        "load_before": [round(x, 2) for x in load_before],
+    }
+
+
 def main() -> None:
     from tests.support.scripted_server import ScriptedServer
     from tests.support.tog_rules import tog_rules
@@ -239,7 +284,7 @@ def main() -> None:
     parser.add_argument("-j", "--concurrency", type=int, default=16)
     parser.add_argument("--chat-delay", type=float, default=0.2)
     parser.add_argument("--embedding-delay", type=float, default=0.1)
-    parser.add_argument("--questions", type=int, default=48, help="questions per index")
+    parser.add_argument("--questions", type=int, default=128, help="questions per index")
     parser.add_argument("--metrics", default="correctness", help="judged metrics (comma list)")
     parser.add_argument("--label", default="current", help="key of this run in the JSON")
     parser.add_argument("--gtog-root", type=Path, default=REPO, help="checkout whose gtog runs")
@@ -251,6 +296,12 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--commit", help="commit of --gtog-root (default: its git HEAD)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (and stacks)")
+    parser.add_argument(
+        "--floors",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also measure the aiohttp and graphrag_llm reference clients",
+    )
     args = parser.parse_args()
     py_spy = None if args.no_profile else args.py_spy
     if args.native:
@@ -268,6 +319,10 @@ def main() -> None:
             embedding_delay=args.embedding_delay,
         ) as server:
             root = make_root(work, server.base_url, args.questions, args.metrics.split(","))
+            for kind in ("aiohttp", "graphrag_llm") if args.floors else ():
+                row = run_floor(server, kind, args.concurrency, 2 * args.questions)
+                rows.append(row)
+                print(_line(row, args.concurrency), flush=True)
             for method in args.methods.split(","):
                 row = run_method(
                     server,
@@ -315,6 +370,12 @@ def main() -> None:
 
 
 def _line(row: dict[str, Any], concurrency: int) -> str:
+    if row["method"].startswith("floor"):
+        return (
+            f"{row['method']}: in flight {row['in_flight']:.1f}/{concurrency} "
+            f"({100 * row['in_flight_share']:.0f}%), {row['pairs_per_s']:.1f} pairs/s "
+            f"(ideal {row['ideal_pairs_per_s']:.1f}), load {row['load_before'][0]:.2f}"
+        )
     cpu = row.get("cpu_ms_per_pair")
     stages = ", ".join(f"{k} {v:g}" for k, v in cpu.items()) if cpu else "-"
     return (

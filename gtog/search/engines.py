@@ -17,8 +17,10 @@ corrected here, without copying graphrag code:
   "". `AnsweringBasicSearch` overrides `search` to await it.
 - Blocking: graphrag's context builders are synchronous (the query embedding, the vector
   search, the tables) and run inside the async `search`, stalling every other question on
-  the event loop. `OffLoopSearch` builds the context in a worker thread first and hands it
-  to the engine's own `search` through `PrebuiltContext` (keyed by a context variable).
+  the event loop. `OffLoopSearch` fetches the query's embedding asynchronously (the same
+  graphrag_llm model, through its `embedding_async`; `QueryEmbedder` hands it to the
+  builder), builds the rest of the context (CPU only) in a worker thread, and hands it to
+  the engine's own `search` through `PrebuiltContext` (keyed by a context variable).
 - Shared state: graphrag's local context builder writes `attributes["links"]` into the
   shared relationship objects, so one question's context showed values left by earlier
   questions (and, built in threads, could race). `QuestionAttributes` keeps those writes
@@ -47,6 +49,7 @@ from graphrag.query.structured_search.basic_search.search import BasicSearch
 
 from gtog.errors import InputError, describe_exception
 from gtog.llm import ChatModel, UsageMeter, UsageTally, current_meter, fatal_reason, metering
+from gtog.search.vectors import in_memory
 
 if TYPE_CHECKING:
     from graphrag.query.context_builder.conversation_history import ConversationHistory
@@ -61,6 +64,7 @@ __all__ = [
     "MeteredCompletion",
     "OffLoopSearch",
     "PrebuiltContext",
+    "QueryEmbedder",
     "QuestionAttributes",
     "SearchEngine",
     "SearchFailed",
@@ -162,9 +166,19 @@ _executor: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
 )
 
 
+_embedded: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar(
+    "gtog_query_embedding", default=None
+)
+
+
 @contextmanager
-def context_threads(size: int) -> Iterator[Executor]:
-    """Build search contexts in `size` worker threads (for tasks started inside the block)."""
+def context_threads(size: int = 1) -> Iterator[Executor]:
+    """Build search contexts in `size` worker threads (for tasks started inside the block).
+
+    Building a context is CPU work under Python's interpreter lock once the query's
+    embedding is fetched: one thread builds them in turn, each at full speed, where many
+    would share the lock and all finish late.
+    """
     pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="gtog-context")
     token = _executor.set(pool)
     try:
@@ -242,11 +256,30 @@ class PrebuiltContext:
         return getattr(self.inner, name)
 
 
-class OffLoopSearch:
-    """An engine whose synchronous context building runs in a worker thread.
+class QueryEmbedder:
+    """A context builder's embedding model that answers the current question's query
+    with the embedding fetched for it beforehand (other texts: the model itself)."""
 
-    `search` builds the context off the event loop (in `context_threads`' pool, else the
-    loop's default executor), then runs the engine's own `search`, whose builder hands
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def embedding(self, **kwargs: Any) -> Any:
+        """The prefetched response for `input=[query]`, else the model's own call."""
+        ready = _embedded.get()
+        if ready is not None and kwargs == {"input": [ready[0]]}:
+            return ready[1]
+        return self.inner.embedding(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class OffLoopSearch:
+    """An engine whose synchronous context building stays off the event loop.
+
+    `search` fetches the query's embedding asynchronously (when the builder has a
+    `text_embedder`), builds the context in a worker thread (`context_threads`' pool, else
+    the loop's default executor), then runs the engine's own `search`, whose builder hands
     that context back.
     """
 
@@ -254,6 +287,10 @@ class OffLoopSearch:
         self.engine = engine
         self._builder = engine.context_builder
         engine.context_builder = PrebuiltContext(self._builder)
+        embedder = getattr(self._builder, "text_embedder", None)
+        self._embedder = QueryEmbedder(embedder) if embedder is not None else None
+        if self._embedder is not None:
+            self._builder.text_embedder = self._embedder
         relationships = getattr(self._builder, "relationships", None)
         if isinstance(relationships, dict):
             for rel in relationships.values():
@@ -270,6 +307,9 @@ class OffLoopSearch:
         loop = asyncio.get_running_loop()
         question = contextvars.copy_context()
         question.run(_overlay.set, {})
+        if self._embedder is not None and query:
+            response = await self._embedder.inner.embedding_async(input=[query])
+            question.run(_embedded.set, (query, response))
         context = await loop.run_in_executor(_executor.get(), question.run, build)
         token = _prebuilt.set(context)
         try:
@@ -360,7 +400,7 @@ async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine
         covariates={
             "claims": read_indexer_covariates(covariates) if covariates is not None else []
         },
-        description_embedding_store=project.vector_store(entity_description_embedding),
+        description_embedding_store=in_memory(project.vector_store(entity_description_embedding)),
         response_type=options.get("response_type", "Single Paragraph"),
         system_prompt=project.prompt(project.config.local_search.prompt),
     )
@@ -376,7 +416,7 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
 
     upstream = get_basic_search_engine(
         text_units=read_indexer_text_units(await project.require("text_units")),
-        text_unit_embeddings=project.vector_store(text_unit_text_embedding),
+        text_unit_embeddings=in_memory(project.vector_store(text_unit_text_embedding)),
         config=project.config,
         response_type=options.get("response_type", "Single Paragraph"),
         system_prompt=project.prompt(project.config.basic_search.prompt),
@@ -406,7 +446,7 @@ async def build_tog(project: Project, options: dict[str, Any]) -> SearchEngine:
         overrides.setdefault("response_type", options["response_type"])
     settings = load_tog_settings(project.root, overrides or None)
     try:
-        store = project.vector_store(entity_description_embedding)
+        store = in_memory(project.vector_store(entity_description_embedding))
     except Exception:  # linking works without it (titles, then no embedding fallback)
         logging.getLogger(__name__).warning(
             "%s: no entity-description embedding store; ToG links by titles only",

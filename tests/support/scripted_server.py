@@ -22,10 +22,12 @@ from a separate process (the port is printed on stdout).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
 import re
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -64,6 +66,10 @@ def hash_embedding(text: str, dims: int = 64) -> list[float]:
         vec[h % dims] += 1.0 if (h >> 32) & 1 else -1.0
     norm = math.sqrt(sum(v * v for v in vec)) or 1.0
     return [v / norm for v in vec]
+
+
+def _base64(vec: list[float]) -> str:
+    return base64.b64encode(struct.pack(f"<{len(vec)}f", *vec)).decode()
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -193,7 +199,9 @@ class LogEntry:
     request: dict[str, Any] = field(default_factory=dict)
     time: float = field(default_factory=time.time)
     start: float = 0.0
-    """When the request's body was read (`time.time()`); `time` is when it was answered."""
+    """When the request arrived (its request line was read; `time.time()`)."""
+    end: float = 0.0
+    """When the reply was written (0 until then); `time` is when it was decided."""
 
 
 class ScriptedServer:
@@ -283,7 +291,7 @@ class ScriptedServer:
     def busy_seconds(self) -> tuple[float, float]:
         """(sum of server-side request durations, span from first start to last end)."""
         with self._lock:
-            spans = [(e.start or e.time, e.time) for e in self.log]
+            spans = [(e.start or e.time, e.end or e.time) for e in self.log]
         if not spans:
             return 0.0, 0.0
         busy = sum(end - start for start, end in spans)
@@ -291,6 +299,7 @@ class ScriptedServer:
 
     def _record(self, entry: LogEntry) -> None:
         entry.start = getattr(self._request, "started", entry.time)
+        self._request.entry = entry
         with self._lock:
             self.log.append(entry)
 
@@ -299,9 +308,23 @@ class ScriptedServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # a reply is headers + body: no 40 ms delayed ACK
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
+
+            def parse_request(self) -> bool:
+                # a call's server-side time runs from its request line to its reply's end
+                server._request.started = time.time()
+                server._request.entry = None
+                return super().parse_request()
+
+            def handle_one_request(self) -> None:
+                super().handle_one_request()  # (flushes the reply)
+                entry = getattr(server._request, "entry", None)
+                if entry is not None:
+                    entry.end = time.time()
+                    server._request.entry = None
 
             def _send_json(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
@@ -322,7 +345,6 @@ class ScriptedServer:
                     self._send_json(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
-                server._request.started = time.time()
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")
@@ -352,13 +374,16 @@ class ScriptedServer:
                 if server.embedding_delay:
                     time.sleep(server.embedding_delay)
                 tokens = sum(count_tokens(t) for t in inputs)
+                # like OpenAI: base64 float32 when asked (the openai SDK asks by default)
+                as_base64 = body.get("encoding_format") == "base64"
                 data = [
                     {
                         "object": "embedding",
                         "index": i,
-                        "embedding": hash_embedding(t, server.embedding_dims),
+                        "embedding": _base64(vec) if as_base64 else vec,
                     }
                     for i, t in enumerate(inputs)
+                    for vec in [hash_embedding(t, server.embedding_dims)]
                 ]
                 server._record(
                     LogEntry(

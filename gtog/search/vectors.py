@@ -1,0 +1,138 @@
+"""An in-memory copy of a small LanceDB vector table, searched with numpy at query time.
+
+graphrag's LanceDB store answers each query through LanceDB's background event loop
+(another Python thread) and its query engine: about 6 ms of CPU per query even for a
+table of a few hundred rows, and per question it is one of the largest costs of local
+and basic search. The vectors do not change between questions, so `in_memory` reads
+them once and `MemoryVectors` ranks by the same measure LanceDB's default uses (squared
+Euclidean distance, score `1 - |distance|`, like graphrag's store), exactly, in float32.
+
+Tables above `MAX_BYTES` of vectors, and searches with filters, stay with the store.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+from graphrag_vectors.vector_store import (
+    VectorStore,
+    VectorStoreDocument,
+    VectorStoreSearchResult,
+)
+
+__all__ = ["MAX_BYTES", "MemoryVectors", "in_memory"]
+
+logger = logging.getLogger(__name__)
+
+MAX_BYTES = 64 * 2**20
+"""Largest vector table (rows x dimensions x 4 bytes) copied into memory."""
+
+
+class MemoryVectors(VectorStore):
+    """A read-only store answering vector searches from an in-memory matrix.
+
+    Everything but `similarity_search_by_vector` (without filters) goes to the wrapped
+    store, so writes and id lookups behave as they did.
+    """
+
+    def __init__(self, inner: VectorStore, rows: list[dict[str, Any]], matrix: np.ndarray):
+        # no super().__init__: the settings (field names, index name) are the inner store's
+        self.inner = inner
+        self._rows = rows
+        self._matrix = matrix
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def similarity_search_by_vector(
+        self,
+        query_embedding: list[float] | np.ndarray,
+        k: int = 10,
+        select: list[str] | None = None,
+        filters: Any = None,
+        include_vectors: bool = True,
+    ) -> list[VectorStoreSearchResult]:
+        """The `k` nearest rows by squared Euclidean distance (ties: table order)."""
+        if filters is not None:
+            return self.inner.similarity_search_by_vector(
+                query_embedding, k, select, filters, include_vectors
+            )
+        query = np.asarray(query_embedding, dtype=np.float32)
+        distance = np.square(self._matrix - query).sum(axis=1, dtype=np.float32)
+        nearest = np.argsort(distance, kind="stable")[: max(k, 0)]
+        inner = self.inner
+        out = []
+        for i in nearest:
+            row = self._rows[i]
+            out.append(
+                VectorStoreSearchResult(
+                    document=VectorStoreDocument(
+                        id=row[inner.id_field],
+                        vector=self._matrix[i].tolist() if include_vectors else None,
+                        data=inner._extract_data(row, select),  # type: ignore[attr-defined]
+                        create_date=row.get(inner.create_date_field),
+                        update_date=row.get(inner.update_date_field),
+                    ),
+                    score=1 - abs(float(distance[i])),
+                )
+            )
+        return out
+
+    def connect(self) -> None:
+        """The wrapped store's."""
+        self.inner.connect()
+
+    def create_index(self) -> None:
+        """The wrapped store's."""
+        self.inner.create_index()
+
+    def load_documents(self, documents: list[VectorStoreDocument]) -> None:
+        """The wrapped store's."""
+        self.inner.load_documents(documents)
+
+    def search_by_id(
+        self, id: str, select: list[str] | None = None, include_vectors: bool = True
+    ) -> VectorStoreDocument:
+        """The wrapped store's."""
+        return self.inner.search_by_id(id, select, include_vectors)
+
+    def count(self) -> int:
+        """Rows in the copy."""
+        return len(self._rows)
+
+    def remove(self, ids: list[str]) -> None:
+        """The wrapped store's."""
+        self.inner.remove(ids)
+
+    def update(self, document: VectorStoreDocument) -> None:
+        """The wrapped store's."""
+        self.inner.update(document)
+
+
+def in_memory(store: VectorStore, max_bytes: int = MAX_BYTES) -> VectorStore:
+    """`store` with its vectors in memory, if it is a LanceDB table of at most `max_bytes`.
+
+    Anything else (another store type, a bigger table, a table that cannot be read) is
+    returned unchanged.
+    """
+    from graphrag_vectors.lancedb import LanceDBVectorStore
+
+    table = getattr(store, "document_collection", None)
+    if type(store) is not LanceDBVectorStore or table is None:
+        return store
+    try:
+        field = store.vector_field
+        dims = table.schema.field(field).type.list_size
+        if table.count_rows() * max(dims, 1) * 4 > max_bytes:
+            return store
+        data = table.to_arrow()
+        vectors = data.column(field).combine_chunks()
+        matrix = vectors.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+        matrix = matrix.reshape(len(data), dims)
+        rows = data.drop_columns([field]).to_pylist()
+    except Exception:  # an unexpected table layout: LanceDB answers, as before
+        logger.warning("vector table %s not copied into memory", store.index_name, exc_info=True)
+        return store
+    return MemoryVectors(store, rows, matrix)
