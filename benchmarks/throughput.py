@@ -35,7 +35,7 @@ another checkout's `gtog` (e.g. the base commit in a temp worktree) against the 
 server, for before/after figures.
 
     python benchmarks/throughput.py [--methods local,basic,tog] [-j 16] [--chat-delay 0.2]
-        [--embedding-delay 0.1] [--questions 48] [--label after] [--gtog-root PATH]
+        [--embedding-delay 0.1] [--questions 128] [--label after] [--gtog-root PATH]
 """
 
 from __future__ import annotations
