@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
+from tests.support.projects import subprocess_env
 from tests.support.scripted_server import LogEntry
 from tests.support.world import EXAMPLE_QA
 
@@ -28,6 +31,28 @@ def make_eval_root(
         f"methods: [{', '.join(methods)}]\noutput:\n  dir: results\nconcurrency: 4\n{extra}"
     )
     return root
+
+
+def add_judge_prompts(root: Path) -> None:
+    """Point the root's config at a new judge prompt folder (one `completeness` prompt)."""
+    prompts = root / "judge_prompts"
+    prompts.mkdir()
+    (prompts / "completeness.txt").write_text(
+        "Question: {question}\nAnswer: {answer}\njudge if the answer fully addresses it.\n"
+        'Return JSON: {"reason": "...", "score": 0 or 1}'
+    )
+    with (root / "eval_config.yaml").open("a") as f:
+        f.write("judge:\n  prompts_dir: judge_prompts\n")
+
+
+def start_eval(root: Path) -> subprocess.Popen[bytes]:
+    """`gtog eval` over the first 4 questions, one at a time, in the background."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "gtog", "eval", "--root", str(root), "--limit", "4", "-j", "1"],
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def checkpoint_keys(path: Path) -> list[tuple[str, str]]:

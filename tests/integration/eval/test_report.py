@@ -6,16 +6,19 @@ import html as html_lib
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.integration.eval.helpers import checkpoint_keys, load_results, make_eval_root
-from tests.support.projects import gtog, subprocess_env
+from tests.integration.eval.helpers import (
+    checkpoint_keys,
+    load_results,
+    make_eval_root,
+    start_eval,
+)
+from tests.support.projects import gtog
 from tests.support.scripted_server import ChatRequest, Rule, ScriptedServer
 
 pytestmark = pytest.mark.integration
@@ -113,12 +116,7 @@ def test_report_on_a_run_that_is_still_going_then_killed(
     out = root / "results"
     checkpoint = out / "eval_checkpoint.jsonl"
     llm_server.delay = 0.6  # 16 pairs take > 16 s: the report is asked for well before the end
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gtog", "eval", "--root", str(root), "--limit", "4", "-j", "1"],
-        env=subprocess_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_eval(root)
     try:
         deadline = time.time() + 120
         while time.time() < deadline and len(checkpoint_keys(checkpoint)) < 3:

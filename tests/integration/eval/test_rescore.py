@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.eval.helpers import load_results, make_eval_root
+from tests.integration.eval.helpers import add_judge_prompts, load_results, make_eval_root
 from tests.support.projects import gtog
 from tests.support.scripted_server import ScriptedServer
 
@@ -53,14 +53,7 @@ def test_skip_judges_then_rescore_makes_no_search_or_embedding_request(
     assert summary["by_method"]["local"]["scored"]["correctness"] == 3
 
     # new judge prompts: rescore again, still without a search
-    prompts = root / "judge_prompts"
-    prompts.mkdir()
-    (prompts / "completeness.txt").write_text(
-        "Question: {question}\nAnswer: {answer}\njudge if the answer fully addresses it.\n"
-        'Return JSON: {"reason": "...", "score": 0 or 1}'
-    )
-    with (root / "eval_config.yaml").open("a") as f:
-        f.write("judge:\n  prompts_dir: judge_prompts\n")
+    add_judge_prompts(root)
     resumed = gtog(*args, "--resume")
     assert resumed.returncode == 2 and "judge prompts changed" in resumed.stderr
     llm_server.clear_log()

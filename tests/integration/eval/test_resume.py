@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -14,13 +12,15 @@ from pathlib import Path
 import pytest
 
 from tests.integration.eval.helpers import (
+    add_judge_prompts,
     checkpoint_keys,
     load_results,
     make_eval_root,
     question_of,
     search_method,
+    start_eval,
 )
-from tests.support.projects import gtog, subprocess_env
+from tests.support.projects import gtog
 from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.integration
@@ -33,12 +33,7 @@ def test_resume_after_sigkill_runs_only_what_is_missing(
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
     qa = {q["question"]: q["id"] for q in json.loads((root / "qa.json").read_text())}
     llm_server.delay = 0.2
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gtog", "eval", "--root", str(root), "--limit", "4", "-j", "1"],
-        env=subprocess_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_eval(root)
     try:
         deadline = time.time() + 120
         while time.time() < deadline:
@@ -101,14 +96,7 @@ def test_resume_refuses_a_changed_dataset_or_judge_prompts_unless_forced(
     assert (root / "results" / "eval_results_summary.json").read_bytes() == summary_before
     (root / "qa.json").write_text(original)
 
-    prompts = root / "judge_prompts"
-    prompts.mkdir()
-    (prompts / "completeness.txt").write_text(
-        "Question: {question}\nAnswer: {answer}\njudge if the answer fully addresses it.\n"
-        'Return JSON: {"reason": "...", "score": 0 or 1}'
-    )
-    with (root / "eval_config.yaml").open("a") as f:
-        f.write("judge:\n  prompts_dir: judge_prompts\n")
+    add_judge_prompts(root)
     refused = gtog(*args, "--resume")
     assert refused.returncode == 2
     assert "judge prompts changed" in refused.stderr
