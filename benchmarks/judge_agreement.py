@@ -6,7 +6,7 @@
     python benchmarks/judge_agreement.py --prompts DIR --prompts DIR2    # compare prompt sets
 
 Starts the local model server (the gtog[local] extra), judges the labelled cases in
-benchmarks/data/judge_cases.json with `gtog.eval.judge_check` (the library behind
+benchmarks/data/judge_cases.json with `gtog.eval.run.judge_check` (the library behind
 `gtog judge-check`: JSON mode, temperature 0, as `gtog eval` does), and writes accuracy,
 Cohen's kappa with its 95% interval, the confusion matrix and the wall time per prompt
 set to benchmarks/results/judge_agreement.json.
@@ -30,8 +30,8 @@ DEFAULT_PROMPTS = REPO / "gtog" / "local" / "judge_prompts"
 
 
 async def _score(prompts_dir: Path, info: Any) -> dict[str, Any]:
-    from gtog.eval.judge_check import agreement, judge_cases, load_cases
-    from gtog.eval.judges import load_prompts
+    from gtog.eval.run.judge_check import agreement, judge_cases, load_cases
+    from gtog.eval.scoring.judges import load_prompts
     from gtog.local.clients import local_chat_model
 
     cases = load_cases(CASES)

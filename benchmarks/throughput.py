@@ -63,7 +63,10 @@ EXAMPLE_QA = REPO / "eval" / "qa_eval.json"
 
 # Stage of a sampled stack: the first rule whose marker appears in any frame wins.
 STAGES: list[tuple[str, tuple[str, ...]]] = [
-    ("startup", ("_find_and_load", "gtog/eval/runner.py:prepare", "build_engine", "load_project")),
+    (
+        "startup",
+        ("_find_and_load", "gtog/eval/run/prepare.py:prepare", "build_engine", "load_project"),
+    ),
     ("context building", ("build_context", "map_query_to_entities", "lancedb/")),
     ("search (other)", ("Tokenizer.encode",)),  # graphrag's own token estimates
     ("LLM client", ("litellm/", "graphrag_llm/", "httpx/", "httpcore/", "openai/", "aiohttp/")),
@@ -171,7 +174,7 @@ def run_method(
     processes: int = 1,
 ) -> dict[str, Any]:
     """One `gtog eval -m METHOD` run (or `processes` shards at once, then merged)."""
-    from gtog.eval.merge import merge_runs
+    from gtog.eval.run.merge import merge_runs
 
     # startup CPU (imports, engines): a one-question run, subtracted from the full run's
     _, startup_cpu = _spawn(

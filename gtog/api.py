@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
-from gtog.eval.runner import EvalOptions, EvalRun, run_evaluation, write_results
-from gtog.eval.runner import prepare as prepare_evaluation
+from gtog.eval.run import EvalOptions, EvalRun, run_evaluation, write_results
+from gtog.eval.run import prepare as prepare_evaluation
 from gtog.qa import compute_aggregates
 from gtog.qa import run_evaluation as qa_evaluation
 from gtog.tog.api import tog_search

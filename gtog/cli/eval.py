@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from gtog.eval.runner import EvalRun
+    from gtog.eval.run import EvalRun
 
 __all__ = ["eval_app", "eval_command", "merge_command", "register", "report_command"]
 
@@ -34,7 +34,7 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 
 def _print_errors(run: EvalRun) -> None:
-    from gtog.eval.results import error_kinds
+    from gtog.eval.results.views import error_kinds
 
     kinds = error_kinds([r for r in run.done if r.method in run.methods])
     if not kinds:
@@ -51,7 +51,7 @@ def _print_errors(run: EvalRun) -> None:
 
 
 def _show_summary(run: EvalRun, summary_path: Path) -> None:
-    from gtog.eval.report import print_summary
+    from gtog.eval.results.table import print_summary
 
     summary = json.loads(summary_path.read_text(encoding="utf-8"))
     print_summary(summary, run.spec.judge.metrics)
@@ -62,7 +62,7 @@ def _execute(run: EvalRun, quiet: bool) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gtog.errors import FatalRunError
-    from gtog.eval.runner import run_evaluation_async, write_results
+    from gtog.eval.run import run_evaluation_async, write_results
     from gtog.llm import run_sync
     from gtog.logs import capture_logs
 
@@ -101,8 +101,8 @@ def _execute(run: EvalRun, quiet: bool) -> int:
                 detailed, summary_path = write_results(run)
     if not run.done:
         return code or 1
-    from gtog.eval.flat import CSV_NAME
-    from gtog.eval.publish import REPORT_NAME
+    from gtog.eval.report.publish import REPORT_NAME
+    from gtog.eval.results.flat import CSV_NAME
 
     _show_summary(run, summary_path)
     _print_errors(run)
@@ -210,8 +210,8 @@ def eval_command(
     if ctx.invoked_subcommand is not None:
         return
     from gtog.errors import InputError
-    from gtog.eval.runner import EvalOptions, prepare
-    from gtog.eval.shard import parse_shard
+    from gtog.eval.run import EvalOptions, prepare
+    from gtog.eval.run.shard import parse_shard
 
     options = EvalOptions(
         root=root,
@@ -244,8 +244,8 @@ def eval_command(
         for warning in run.dataset_warnings:
             err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
         if run.mode == "complete":
-            from gtog.eval.log import SUMMARY_NAME
-            from gtog.eval.runner import write_results
+            from gtog.eval.results.spec import SUMMARY_NAME
+            from gtog.eval.run import write_results
 
             if not (run.output_dir / SUMMARY_NAME).is_file():
                 write_results(run)
@@ -287,7 +287,7 @@ def report_command(
 ) -> None:
     """Write OUTPUT_DIR/report.html and eval_results.csv from a run's results or checkpoint."""
     from gtog.errors import InputError
-    from gtog.eval.publish import write_report
+    from gtog.eval.report.publish import write_report
 
     try:
         html_path, csv_path = write_report(output_dir.resolve())
@@ -309,8 +309,8 @@ def merge_command(
 ) -> None:
     """Merge `gtog eval --shard` outputs: checks they share one spec and cover every pair once."""
     from gtog.errors import InputError
-    from gtog.eval.merge import merge_runs
-    from gtog.eval.report import print_summary
+    from gtog.eval.results.table import print_summary
+    from gtog.eval.run.merge import merge_runs
 
     try:
         result = merge_runs(out.resolve(), [d.resolve() for d in dirs], partial=partial)

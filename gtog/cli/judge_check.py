@@ -96,7 +96,7 @@ def judge_check_command(
     """Run the configured judges on human-labelled answers: accuracy, Cohen's kappa, confusion."""
     from contextlib import ExitStack
 
-    from gtog.eval.judge_check import run_judge_check
+    from gtog.eval.run.judge_check import run_judge_check
     from gtog.files import write_json_atomic
 
     logging.getLogger("LiteLLM").setLevel(logging.ERROR)

@@ -1,30 +1,53 @@
 """`gtog eval`: every search method on every question, judged, costed, resumable.
 
-Data flows one way: dataset -> runner -> search engine -> judges -> record -> checkpoint
-(the eval log) -> statistics -> detailed/summary JSON, qa/ files, report.html and CSV.
+Data flows one way, through four packages: `run` (prepare, the loop, engines, checkpoint)
+-> the `gtog.search` engine -> `scoring` (the `Scorer` registry: LLM judges, lexical
+metrics) -> `results` (records, the typed log, statistics, JSON views, CSV, table) ->
+`report` (report.html). A lower package never imports a higher one (`dataset` and
+`scoring` are at the bottom, `run` at the top).
 
     run = prepare(EvalOptions(root=Path("my_eval")))
     run_evaluation(EvalOptions(root=Path("my_eval")))      # or, blocking, all of it
     log = read_log(Path("my_eval/eval/results"))           # any output, read back typed
 """
 
-from gtog.eval.config import EvalConfig, load_eval_config
 from gtog.eval.dataset import QAItem, load_dataset
-from gtog.eval.judges import Judgement, Verdict, judge, judge_trials, load_prompts
-from gtog.eval.log import EvalLog, EvalSpec, JudgeSpec, read_log, spec_changes
-from gtog.eval.publish import write_report
-from gtog.eval.records import Efficiency, MethodRecord
-from gtog.eval.results import result_views, summarize
-from gtog.eval.runner import (
+from gtog.eval.report import write_report
+from gtog.eval.results import (
+    Efficiency,
+    EvalLog,
+    EvalSpec,
+    JudgeSpec,
+    MethodRecord,
+    read_log,
+    result_views,
+    spec_changes,
+    summarize,
+)
+from gtog.eval.run import (
+    EvalConfig,
     EvalOptions,
     EvalRun,
+    load_eval_config,
     prepare,
     run_evaluation,
     run_evaluation_async,
     write_results,
 )
+from gtog.eval.scoring import (
+    SCORERS,
+    Judgement,
+    Scorer,
+    ScorerBase,
+    Verdict,
+    judge,
+    judge_trials,
+    load_prompts,
+    register_scorer,
+)
 
 __all__ = [
+    "SCORERS",
     "Efficiency",
     "EvalConfig",
     "EvalLog",
@@ -35,6 +58,8 @@ __all__ = [
     "Judgement",
     "MethodRecord",
     "QAItem",
+    "Scorer",
+    "ScorerBase",
     "Verdict",
     "judge",
     "judge_trials",
@@ -43,6 +68,7 @@ __all__ = [
     "load_prompts",
     "prepare",
     "read_log",
+    "register_scorer",
     "result_views",
     "run_evaluation",
     "run_evaluation_async",

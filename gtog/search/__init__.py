@@ -1,11 +1,63 @@
 """Search methods shared by `gtog query` and `gtog eval`: the registry, engines and metering.
 
-engine = await build_engine("tog", project, {"response_type": "Single Paragraph"})
-outcome = await run_search(engine, "Who gave Maren Holt the compass?")
-outcome.result.response, outcome.usage.total_calls
+`methods` is the registry (`METHODS`: a method's builder and what its answers depend on);
+`builders` builds graphrag's engines and ToG from a loaded project; `metering` counts each
+call's real usage; `offloop` keeps context building off the event loop; `outcome` runs one
+search and turns every failure into `SearchFailed`; `vectors` searches small LanceDB tables
+in memory.
+
+    engine = await build_engine("tog", project, {"response_type": "Single Paragraph"})
+    outcome = await run_search(engine, "Who gave Maren Holt the compass?")
+    outcome.result.response, outcome.usage.total_calls
 """
 
-from gtog.search import engines
-from gtog.search.engines import *  # noqa: F403  (the curated names of engines.__all__)
+from gtog.search.builders import AnsweringBasicSearch, build_basic, build_local, build_tog
+from gtog.search.metering import MeteredCompletion
+from gtog.search.methods import (
+    DEFAULT_RESPONSE_TYPE,
+    METHODS,
+    Builder,
+    Method,
+    build_engine,
+    method_entry,
+    model_spec,
+)
+from gtog.search.offloop import (
+    OffLoopSearch,
+    PrebuiltContext,
+    QueryEmbedder,
+    QuestionAttributes,
+    context_threads,
+)
+from gtog.search.outcome import (
+    SearchEngine,
+    SearchFailed,
+    SearchOutcome,
+    retrieved_sources,
+    run_search,
+)
 
-__all__ = list(engines.__all__)
+__all__ = [
+    "DEFAULT_RESPONSE_TYPE",
+    "METHODS",
+    "AnsweringBasicSearch",
+    "Builder",
+    "MeteredCompletion",
+    "Method",
+    "OffLoopSearch",
+    "PrebuiltContext",
+    "QueryEmbedder",
+    "QuestionAttributes",
+    "SearchEngine",
+    "SearchFailed",
+    "SearchOutcome",
+    "build_basic",
+    "build_engine",
+    "build_local",
+    "build_tog",
+    "context_threads",
+    "method_entry",
+    "model_spec",
+    "retrieved_sources",
+    "run_search",
+]

@@ -226,6 +226,8 @@ class ScriptedServer:
         self.embedding_delay = embedding_delay
         """Seconds to wait before each embeddings reply (a remote endpoint's latency)."""
         self.log: list[LogEntry] = []
+        self._epoch = 0.0
+        """Requests that started before this time (the last `clear_log`) are not logged."""
         self.faults: Faults | None = None
         """Random errors injected before any rule is asked (None: none)."""
         self.injected: list[tuple[str, int]] = []
@@ -271,9 +273,14 @@ class ScriptedServer:
             return [e for e in self.log if e.kind == "chat"]
 
     def clear_log(self) -> None:
-        """Forget all logged requests."""
+        """Forget all logged requests, and never log one that started before now.
+
+        (A request an earlier test left hanging is otherwise logged when its reply is
+        decided, inside a later test's log.)
+        """
         with self._lock:
             self.log.clear()
+            self._epoch = time.time()
 
     @property
     def unscripted(self) -> list[LogEntry]:
@@ -301,7 +308,8 @@ class ScriptedServer:
         entry.start = getattr(self._request, "started", entry.time)
         self._request.entry = entry
         with self._lock:
-            self.log.append(entry)
+            if entry.start >= self._epoch:
+                self.log.append(entry)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self

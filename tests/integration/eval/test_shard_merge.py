@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from gtog.errors import InputError
-from gtog.eval.log import CHECKPOINT_NAME, read_log
-from gtog.eval.merge import merge_runs
+from gtog.eval.results.log import read_log
+from gtog.eval.results.spec import CHECKPOINT_NAME
+from gtog.eval.run.merge import merge_runs
 from tests.integration.eval.helpers import make_eval_root
 from tests.support.projects import gtog
 from tests.support.scripted_server import ScriptedServer

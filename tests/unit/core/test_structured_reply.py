@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from gtog.eval.judges import Verdict
+from gtog.eval.scoring.judges import Verdict
 from gtog.llm import parse_json_reply
 from gtog.tog.reasoning import Sufficiency
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtog.eval.checkpoint import Checkpoint, read_checkpoint
-from gtog.eval.log import DatasetSpec, EvalSpec
-from gtog.eval.records import MethodRecord
+from gtog.eval.results.log import read_checkpoint
+from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.spec import DatasetSpec, EvalSpec
+from gtog.eval.run.checkpoint import Checkpoint
 from gtog.prompts import placeholders, render_prompt
 from gtog.redact import MASK, RedactingFilter, Redactor
 

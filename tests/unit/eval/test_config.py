@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from gtog.errors import InputError
-from gtog.eval.config import ALL_METRICS, load_eval_config
+from gtog.eval.run.config import ALL_METRICS, load_eval_config
 
 GOOD = """
 dataset: {path: eval/qa.json}

@@ -1,4 +1,4 @@
-"""gtog.eval.judge_check: case validation and agreement figures (pure parts)."""
+"""gtog.eval.run.judge_check: case validation and agreement figures (pure parts)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gtog.errors import InputError
-from gtog.eval.judge_check import JudgeCase, agreement, load_cases
-from gtog.eval.judges import Judgement
+from gtog.eval.run.judge_check import JudgeCase, agreement, load_cases
+from gtog.eval.scoring import Judgement
 
 
 def write(tmp_path: Path, cases: object) -> Path:

@@ -1,7 +1,12 @@
 import pytest
 
-from gtog.eval.config import EvalConfig
-from gtog.eval.lexical import content_tokens, evidence_recall, normalize_tokens, token_recall
+from gtog.eval.run.config import EvalConfig
+from gtog.eval.scoring.lexical import (
+    content_tokens,
+    evidence_recall,
+    normalize_tokens,
+    token_recall,
+)
 
 
 def test_normalisation_drops_case_punctuation_and_function_words() -> None:

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from gtog.errors import InputError
-from gtog.eval.checkpoint import Checkpoint
-from gtog.eval.judges import Judgement
-from gtog.eval.lock import OutputLock
-from gtog.eval.log import DatasetSpec, EvalSpec, JudgeSpec, read_log, spec_changes
-from gtog.eval.records import Efficiency, MethodRecord
-from gtog.eval.results import detailed_results
+from gtog.eval.results.log import read_log
+from gtog.eval.results.records import Efficiency, MethodRecord
+from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, spec_changes
+from gtog.eval.results.views import detailed_results
+from gtog.eval.run.checkpoint import Checkpoint
+from gtog.eval.run.lock import OutputLock
+from gtog.eval.scoring import Judgement
 from gtog.files import write_json_atomic
 
 SPEC = EvalSpec(
@@ -85,7 +86,7 @@ def test_read_log_reads_checkpoint_detailed_and_folder_back(tmp_path: Path) -> N
 _HOLDER = """
 import sys, time
 from pathlib import Path
-from gtog.eval.lock import OutputLock
+from gtog.eval.run.lock import OutputLock
 lock = OutputLock(Path(sys.argv[1])).acquire()
 print("held", flush=True)
 time.sleep(60)

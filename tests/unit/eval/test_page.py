@@ -16,21 +16,21 @@ import pandas as pd
 import pytest
 
 from gtog.errors import InputError
-from gtog.eval.checkpoint import CHECKPOINT_NAME, Checkpoint
-from gtog.eval.flat import flat_frame
-from gtog.eval.judges import Judgement
-from gtog.eval.log import DatasetSpec, EvalSpec, JudgeSpec
-from gtog.eval.page import error_kind, page_data, primary_metric, tog_paths
-from gtog.eval.pagehtml import render_page
-from gtog.eval.publish import load_run, write_report
-from gtog.eval.records import Efficiency, MethodRecord
-from gtog.eval.results import (
+from gtog.eval.report.html import render_page
+from gtog.eval.report.page import error_kind, page_data, primary_metric, tog_paths
+from gtog.eval.report.publish import load_run, write_report
+from gtog.eval.results.flat import flat_frame
+from gtog.eval.results.records import Efficiency, MethodRecord
+from gtog.eval.results.spec import CHECKPOINT_NAME, DatasetSpec, EvalSpec, JudgeSpec
+from gtog.eval.results.views import (
     DETAILED_NAME,
     SUMMARY_NAME,
     detailed_results,
     summarize,
     write_json_atomic,
 )
+from gtog.eval.run.checkpoint import Checkpoint
+from gtog.eval.scoring import Judgement
 
 METHODS = ["tog", "local"]
 METRICS = ["correctness", "faithfulness", "token_recall"]

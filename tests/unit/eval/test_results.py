@@ -4,11 +4,12 @@ from pathlib import Path
 import pytest
 
 from gtog.errors import InputError
-from gtog.eval.checkpoint import Checkpoint, read_checkpoint
-from gtog.eval.judges import Judgement
-from gtog.eval.log import DatasetSpec, EvalSpec, JudgeSpec, spec_changes
-from gtog.eval.records import Efficiency, MethodRecord
-from gtog.eval.results import detailed_results, summarize, write_json_atomic
+from gtog.eval.results.log import read_checkpoint
+from gtog.eval.results.records import Efficiency, MethodRecord
+from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, spec_changes
+from gtog.eval.results.views import detailed_results, summarize, write_json_atomic
+from gtog.eval.run.checkpoint import Checkpoint
+from gtog.eval.scoring import Judgement
 
 METRICS = ["correctness", "faithfulness"]
 
@@ -137,7 +138,7 @@ def test_not_a_checkpoint(tmp_path: Path) -> None:
 
 
 def test_evidence_in_detailed_reference_and_summary() -> None:
-    from gtog.eval.results import qa_reference
+    from gtog.eval.results.views import qa_reference
 
     records = []
     for qid, key, method, value, evidence in [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gtog.errors import InputError
-from gtog.eval.shard import Shard, parse_shard, shard_of
+from gtog.eval.run.shard import Shard, parse_shard, shard_of
 
 PAIRS = [(f"q-{i}", m) for i in range(300) for m in ("tog", "local", "basic")]
 

@@ -7,11 +7,11 @@ import json
 import pytest
 from rich.console import Console
 
-from gtog.eval.judges import Judgement
-from gtog.eval.records import Efficiency, MethodRecord
-from gtog.eval.report import summary_table
-from gtog.eval.results import summarize
-from gtog.eval.statistics import paired_comparison, wilson_interval
+from gtog.eval.results.records import Efficiency, MethodRecord
+from gtog.eval.results.statistics import paired_comparison, wilson_interval
+from gtog.eval.results.table import summary_table
+from gtog.eval.results.views import summarize
+from gtog.eval.scoring import Judgement
 
 METRICS = ["correctness", "token_recall"]
 

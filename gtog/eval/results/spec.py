@@ -1,24 +1,16 @@
-"""The typed, versioned eval log: what a run was (its spec), its records and its results.
+"""What a run is (its spec): the same spec gives the same answers and the same scores.
 
-Every file a run writes is a view of one `EvalLog`: the checkpoint holds the spec and the
-records as they finish, the detailed results hold the spec (in `metadata.spec`) and the
-records, the summary holds the spec and the results. `read_log()` reads any of them, or an
-output folder, back into an `EvalLog`, which is what resume, rescoring, the report and
-merging read.
+Every file a run writes carries the spec; resume, rescoring and merging compare specs
+(`spec_changes`) to decide whether earlier records still hold.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from gtog.errors import InputError
-from gtog.eval.judges import Judgement
-from gtog.eval.records import Efficiency, MethodRecord
+from gtog.hashing import stable_hash
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -26,11 +18,11 @@ __all__ = [
     "LOG_VERSION",
     "SUMMARY_NAME",
     "DatasetSpec",
-    "EvalLog",
     "EvalSpec",
     "JudgeSpec",
     "ShardSpec",
-    "read_log",
+    "judge_changes",
+    "search_changes",
     "spec_changes",
     "stable_hash",
     "what_differs",
@@ -40,12 +32,6 @@ LOG_VERSION = 2
 CHECKPOINT_NAME = "eval_checkpoint.jsonl"
 DETAILED_NAME = "eval_results_detailed.json"
 SUMMARY_NAME = "eval_results_summary.json"
-
-
-def stable_hash(value: Any, length: int = 16) -> str:
-    """A short sha256 of a JSON-able value (key order does not matter)."""
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
 class DatasetSpec(BaseModel):
@@ -197,103 +183,3 @@ def spec_changes(old: EvalSpec, new: EvalSpec) -> list[str]:
     methods or adding an index is not a change.
     """
     return search_changes(old, new) + judge_changes(old.judge, new.judge)
-
-
-class EvalLog(BaseModel):
-    """A run: its spec, its records, and (once written) its summary results."""
-
-    version: int = LOG_VERSION
-    spec: EvalSpec
-    records: list[MethodRecord] = Field(default_factory=list)
-    results: dict[str, Any] | None = None
-    location: str | None = None
-    """The file this log was read from."""
-
-
-# -- reading any output back -----------------------------------------------------------
-
-
-def _records_from_detailed(results: list[dict[str, Any]]) -> list[MethodRecord]:
-    records = []
-    for q in results:
-        for method, entry in (q.get("methods") or {}).items():
-            judgements: dict[str, Judgement] = {}
-            usage = entry.get("judge_usage") or {}
-            errors = entry.get("judge_errors") or {}
-            for metric in {*(entry.get("scores") or {}), *errors}:
-                judgements[metric] = Judgement(
-                    score=(entry.get("scores") or {}).get(metric),
-                    reason=(entry.get("reasons") or {}).get(metric),
-                    error=errors.get(metric),
-                    **(usage.get(metric) or {}),
-                )
-            eff = entry.get("efficiency")
-            records.append(
-                MethodRecord(
-                    qid=q["question_id"],
-                    index_key=q.get("index_key", q.get("imdb_key", "")),
-                    question=q["question"],
-                    reference=q.get("ground_truth", ""),
-                    method=method,
-                    evidence=q.get("evidence"),
-                    response=entry.get("response"),
-                    error=entry.get("error"),
-                    error_kind=entry.get("error_kind"),
-                    context_text=entry.get("context_text"),
-                    sources=entry.get("sources"),
-                    judgements=judgements,
-                    judged_with=entry.get("judged_with"),
-                    efficiency=Efficiency.model_validate(eff) if eff else None,
-                )
-            )
-    return records
-
-
-def _read_json_log(path: Path) -> EvalLog:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not readable as JSON ({exc})") from None
-    spec = (data.get("metadata") or {}).get("spec") if isinstance(data, dict) else None
-    if spec is None:
-        raise InputError(f"{path}: metadata.spec: missing (not written by this gtog version)")
-    try:
-        parsed = EvalSpec.model_validate(spec)
-    except ValidationError as exc:
-        raise InputError(f"{path}: metadata.spec: {exc.errors()[0]['msg']}") from None
-    if "results" in data and isinstance(data["results"], list):
-        return EvalLog(
-            spec=parsed, records=_records_from_detailed(data["results"]), location=str(path)
-        )
-    results = {k: v for k, v in data.items() if k != "metadata"}
-    return EvalLog(spec=parsed, results=results, location=str(path))
-
-
-def read_log(path: Path) -> EvalLog:
-    """The `EvalLog` of a checkpoint, detailed or summary JSON, or an output folder.
-
-    A folder is read from its checkpoint (the most complete view), else its detailed
-    results; its summary, when present, fills `results`.
-    """
-    from gtog.eval.checkpoint import read_checkpoint
-
-    path = Path(path)
-    if path.is_dir():
-        checkpoint, detailed = path / CHECKPOINT_NAME, path / DETAILED_NAME
-        if checkpoint.is_file():
-            spec, records, _ = read_checkpoint(checkpoint)
-            log = EvalLog(spec=spec, records=records, location=str(checkpoint))
-        elif detailed.is_file():
-            log = _read_json_log(detailed)
-        else:
-            raise InputError(f"{path}: no {CHECKPOINT_NAME} or {DETAILED_NAME} here")
-        summary = path / SUMMARY_NAME
-        if summary.is_file():
-            log.results = _read_json_log(summary).results
-        return log
-    if path.suffix == ".jsonl":
-        spec, records, _ = read_checkpoint(path)
-        return EvalLog(spec=spec, records=records, location=str(path))
-    if not path.is_file():
-        raise InputError(f"{path}: no such eval log")
-    return _read_json_log(path)

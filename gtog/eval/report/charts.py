@@ -1,6 +1,6 @@
 """Server-side SVG charts for the report: no JavaScript to draw, nothing fetched.
 
-Each function takes page data (gtog.eval.page) and returns one `<svg class="chart">` as
+Each function takes page data (gtog.eval.report.page) and returns one `<svg class="chart">` as
 Markup, or None when there is nothing to draw (the page then says so in words). Every
 data mark carries `class="mark"` and a `<title>` tooltip; all text is escaped.
 """
@@ -11,8 +11,8 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 
-from gtog.eval.markup import Markup, el
-from gtog.eval.page import CostPoint, ErrorCount, HeatCell, MetricScore, Spread
+from gtog.eval.report.markup import Markup, el
+from gtog.eval.report.page import CostPoint, ErrorCount, HeatCell, MetricScore, Spread
 
 __all__ = [
     "cost_scatter",

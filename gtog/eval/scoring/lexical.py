@@ -5,10 +5,18 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from typing import TYPE_CHECKING
+
+from gtog.eval.scoring.base import Judgement, ScorerBase, register_scorer
+
+if TYPE_CHECKING:
+    from gtog.eval.dataset import QAItem
 
 __all__ = [
     "CONTEXT_METRICS",
     "LEXICAL_METRICS",
+    "EvidenceRecall",
+    "TokenRecall",
     "content_tokens",
     "evidence_recall",
     "normalize_tokens",
@@ -117,3 +125,38 @@ def evidence_recall(evidence: str, context: str) -> float | None:
 
 CONTEXT_METRICS = {"evidence_recall": evidence_recall}
 """metric name -> fn(gold evidence, retrieved context text) -> score in [0, 1] or None."""
+
+
+# -- as scorers --------------------------------------------------------------------------
+
+
+@register_scorer
+class TokenRecall(ScorerBase):
+    """`token_recall` of the reference in the answer (no LLM)."""
+
+    name = "token_recall"
+    needs = frozenset({"reference", "answer"})
+
+    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
+        """The share of the reference's words in the answer; unscored without any."""
+        value = token_recall(item.reference, answer)
+        if value is None:
+            return Judgement.unscored("the reference has no content words")
+        return Judgement(score=value)
+
+
+@register_scorer
+class EvidenceRecall(ScorerBase):
+    """`evidence_recall` of the gold evidence in the context the method answered from."""
+
+    name = "evidence_recall"
+    needs = frozenset({"evidence", "context"})
+
+    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
+        """The share of the evidence's words in the context; unscored without either."""
+        if not (context or "").strip():
+            return Judgement.unscored("no retrieved context to look for the evidence in")
+        value = evidence_recall(item.evidence or "", context or "")
+        if value is None:
+            return Judgement.unscored("the evidence has no content words")
+        return Judgement(score=value)

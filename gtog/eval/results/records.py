@@ -1,10 +1,10 @@
-"""The record of one (question, method): what the runner produces and everything reads."""
+"""The record of one (question, method): what the run produces and everything reads."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from gtog.eval.judges import Judgement
+from gtog.eval.scoring.judges import Judgement
 
 __all__ = ["Efficiency", "MethodRecord"]
 

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from gtog.errors import InputError
-from gtog.eval.config import EvalConfig, load_eval_config
-from gtog.eval.judges import FIELDS, Judgement, PromptSet, judge_trials, load_prompts
-from gtog.eval.statistics import cohen_kappa, wilson_interval
-from gtog.llm import ChatModel, chat_model_from_config, run_sync
+from gtog.eval.results.statistics import cohen_kappa, wilson_interval
+from gtog.eval.run.config import EvalConfig, load_eval_config
+from gtog.eval.run.judging import judge_prompts, load_judge_model
+from gtog.eval.scoring import FIELDS, Judgement, PromptSet, judge_trials
+from gtog.llm import ChatModel, run_sync
 
 __all__ = [
     "JudgeCase",
@@ -177,18 +178,8 @@ def load_judge(
     graphrag_config = load_graphrag_config(
         folder, model_overrides(folder) if model_overrides else None
     )
-    judge_id = config.judge.model or graphrag_config.local_search.completion_model_id
-    if judge_id not in graphrag_config.completion_models:
-        raise InputError(
-            f"{folder / 'settings.yaml'}: judge.model {judge_id!r} is not a model id under "
-            "completion_models"
-        )
-    prompts_dir = Path(config.judge.prompts_dir) if config.judge.prompts_dir else None
-    if prompts_dir is not None and not prompts_dir.is_absolute():
-        prompts_dir = root / prompts_dir
-    if prompts_dir is not None and not prompts_dir.is_dir():
-        raise InputError(f"{config_path}: judge.prompts_dir {prompts_dir} is not a folder")
-    return config, chat_model_from_config(graphrag_config, judge_id), load_prompts(prompts_dir)
+    model = load_judge_model(config, graphrag_config, folder / "settings.yaml")
+    return config, model, judge_prompts(root, config, config_path)
 
 
 def run_judge_check(

@@ -6,10 +6,16 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from gtog.eval.lexical import LEXICAL_METRICS
-from gtog.eval.log import DETAILED_NAME, SUMMARY_NAME, EvalSpec
-from gtog.eval.records import MethodRecord
-from gtog.eval.statistics import holm, is_binary, mean_interval, paired_comparison, percentile
+from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
+from gtog.eval.results.statistics import (
+    holm,
+    is_binary,
+    mean_interval,
+    paired_comparison,
+    percentile,
+)
+from gtog.eval.scoring.base import SCORERS, is_binary_metric, uses_llm
 from gtog.files import write_json_atomic
 
 __all__ = [
@@ -41,10 +47,6 @@ QKey = tuple[str, str]
 """(index key, question id): one question of a run."""
 
 
-def _binary(metric: str) -> bool:
-    return metric not in LEXICAL_METRICS
-
-
 def _score_of(record: MethodRecord, metric: str, strict: bool) -> float | None:
     """The record's score; with `strict`, a failed search counts as 0."""
     if record.error is not None:
@@ -67,7 +69,9 @@ def _scores(
 
 def _intervals(values: dict[str, list[float]]) -> dict[str, Any]:
     """`ci95`, `ci95_method` and `ci95_reason` per metric (a metric -> scores mapping)."""
-    cis = {m: mean_interval(v, binary=_binary(m) and is_binary(v)) for m, v in values.items()}
+    cis = {
+        m: mean_interval(v, binary=is_binary_metric(m) and is_binary(v)) for m, v in values.items()
+    }
     return {
         "ci95": {m: ci.as_list() for m, ci in cis.items()},
         "ci95_method": {m: ci.method for m, ci in cis.items()},
@@ -160,7 +164,7 @@ def comparisons(
                 both = sorted(set(a_scores) & set(b_scores))
                 xa, xb = [a_scores[q] for q in both], [b_scores[q] for q in both]
                 c = paired_comparison(
-                    xa, xb, binary=_binary(metric) and is_binary(xa) and is_binary(xb)
+                    xa, xb, binary=is_binary_metric(metric) and is_binary(xa) and is_binary(xb)
                 )
                 out.append(
                     {
@@ -235,7 +239,7 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
 def judge_usage(records: Iterable[MethodRecord]) -> dict[str, Any]:
     """LLM calls, tokens and USD spent by the LLM judges (per judged answer and in total)."""
     records = list(records)
-    js = [j for r in records for m, j in r.judgements.items() if m not in LEXICAL_METRICS]
+    js = [j for r in records for m, j in r.judgements.items() if uses_llm(m) or m not in SCORERS]
     judged = sum(1 for r in records if r.error is None and r.judgements)
     total = _cost_total([j.cost_usd for j in js])
     return {

@@ -1,6 +1,6 @@
 """Merge the shards of one run (`gtog eval --shard i/n`) into one output folder.
 
-Each shard's checkpoint carries the run's spec (`gtog.eval.log.EvalSpec`) with its shard
+Each shard's checkpoint carries the run's spec (`gtog.eval.results.log.EvalSpec`) with its shard
 (`index`, `count`, `pairs`). Shards merge only when they share one spec, are all present
 once, and hold disjoint pairs; a shard with pairs still missing is refused unless
 `partial=True`. The merged folder gets a checkpoint (unsharded, so `gtog eval --resume -o
@@ -14,19 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gtog.errors import InputError
-from gtog.eval.checkpoint import Checkpoint
-from gtog.eval.lock import OutputLock
-from gtog.eval.log import (
+from gtog.eval.results.log import EvalLog, read_log
+from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.spec import (
     CHECKPOINT_NAME,
     DETAILED_NAME,
     SUMMARY_NAME,
-    EvalLog,
     EvalSpec,
-    read_log,
     what_differs,
 )
-from gtog.eval.records import MethodRecord
-from gtog.eval.results import QA_DIR
+from gtog.eval.results.views import QA_DIR
+from gtog.eval.run.checkpoint import Checkpoint
+from gtog.eval.run.lock import OutputLock
 
 __all__ = ["MergeResult", "merge_runs"]
 
@@ -111,7 +110,7 @@ def _check(shards: list[EvalLog], partial: bool) -> dict[str, int]:
 
 def merge_runs(out: Path, dirs: list[Path], *, partial: bool = False) -> MergeResult:
     """Check the shard folders `dirs` and write their merged run into `out`."""
-    from gtog.eval.runner import write_outputs
+    from gtog.eval.run.outputs import write_outputs
 
     if not dirs:
         raise InputError("merge: give the shard folders to merge")

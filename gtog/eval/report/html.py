@@ -1,9 +1,9 @@
 """The report page: one self-contained HTML file from `PageData`.
 
-Charts are server-side SVG (gtog.eval.charts); a few lines of inline JavaScript only filter
+Charts are server-side SVG (gtog.eval.report.charts); a few lines of inline JavaScript only filter
 the question list. A Content-Security-Policy allows nothing but this page's own style and
 script (by hash): no request leaves the page, and markup inside an answer could not run
-even if it were not escaped, which it is (gtog.eval.markup).
+even if it were not escaped, which it is (gtog.eval.report.markup).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable
 from importlib import resources
 
-from gtog.eval.charts import (
+from gtog.eval.report.charts import (
     cost_scatter,
     error_bars,
     heat_map,
@@ -22,14 +22,14 @@ from gtog.eval.charts import (
     spread_chart,
     stage_bars,
 )
-from gtog.eval.markup import Child, Markup, el, join
-from gtog.eval.page import SIGNIFICANCE, Answer, CostPoint, PageData, Question
+from gtog.eval.report.markup import Child, Markup, el, join
+from gtog.eval.report.page import SIGNIFICANCE, Answer, CostPoint, PageData, Question
 
 __all__ = ["render_page"]
 
 
 def _asset(name: str) -> str:
-    return (resources.files("gtog.eval") / "page_assets" / name).read_text(encoding="utf-8")
+    return (resources.files("gtog.eval.report") / "assets" / name).read_text(encoding="utf-8")
 
 
 _CSS = _asset("report.css")

@@ -9,7 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gtog.errors import InputError
-from gtog.eval.lexical import CONTEXT_METRICS, LEXICAL_METRICS
+from gtog.eval.scoring import ALL_METRICS, SCORERS
 
 __all__ = [
     "ALL_METRICS",
@@ -22,7 +22,6 @@ __all__ = [
     "load_eval_config",
 ]
 
-ALL_METRICS = ("correctness", "faithfulness", "relevance", "completeness")
 DEFAULT_RESPONSE_TYPE = "Single Paragraph"
 
 
@@ -96,7 +95,7 @@ class EvalConfig(_Strict):
     @field_validator("metrics")
     @classmethod
     def _known_metrics(cls, value: list[str]) -> list[str]:
-        known = (*ALL_METRICS, *LEXICAL_METRICS, *CONTEXT_METRICS)
+        known = list(SCORERS)
         unknown = [m for m in value if m not in known]
         if unknown:
             raise ValueError(f"unknown metric {unknown[0]!r} (choose from {', '.join(known)})")

@@ -14,19 +14,24 @@ import hashlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, field_validator
 
 from gtog.errors import InputError, describe_exception
-from gtog.eval.config import ALL_METRICS
+from gtog.eval.scoring.base import Judgement, ScorerBase, register_scorer
 from gtog.llm import ChatModel, ask_json, fatal_reason, parse_json_reply
 from gtog.prompts import placeholders, render_prompt
 
+if TYPE_CHECKING:
+    from gtog.eval.dataset import QAItem
+
 __all__ = [
+    "ALL_METRICS",
     "FIELDS",
     "JudgeParseError",
     "Judgement",
+    "LLMJudge",
     "PromptSet",
     "Verdict",
     "judge",
@@ -44,26 +49,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 """The placeholders each judge prompt takes."""
 
+ALL_METRICS = tuple(FIELDS)
+"""The LLM judges, in the order they are reported."""
 
-class Judgement(BaseModel):
-    """One metric's verdict on one answer: a score, or an error (unscored), never both."""
-
-    score: int | float | None = None
-    """0/1 from an LLM judge; a fraction in [0, 1] from a lexical metric."""
-    reason: str | None = None
-    error: str | None = None
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
-    """USD of the judge's calls (LiteLLM's price map); None when the model has no price."""
-    votes: list[int | None] | None = None
-    """Each trial's score when the judge was asked more than once (None: that trial failed)."""
-
-    @classmethod
-    def unscored(cls, why: str, **usage: Any) -> Judgement:
-        """No score, and why (the error counted for this metric)."""
-        return cls(error=why, **usage)
+_NEEDS = {"ground_truth": "reference", "predicted": "answer"}
 
 
 class Verdict(BaseModel):
@@ -111,7 +100,7 @@ class PromptSet:
 def load_prompts(prompts_dir: Path | None = None) -> PromptSet:
     """Built-in prompts, each replaced by `<prompts_dir>/<metric>.txt` where present."""
     templates: dict[str, str] = {}
-    builtin = resources.files("gtog.eval") / "prompts"
+    builtin = resources.files("gtog.eval.scoring") / "prompts"
     for metric in ALL_METRICS:
         custom = prompts_dir / f"{metric}.txt" if prompts_dir else None
         if custom is not None and custom.is_file():
@@ -229,3 +218,52 @@ async def judge_trials(
     out.score = 1 if ones > zeros else 0
     out.reason = next(v.reason for v in scored if v.score == out.score)
     return out
+
+
+class LLMJudge(ScorerBase):
+    """An LLM judge as a scorer: the run's judge model, prompts and trials, per index."""
+
+    uses_llm = True
+    binary = True
+
+    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
+        """The majority verdict of `setup.trials` judge calls; unscored on any failure."""
+        setup = self.setup
+        if setup.model is None or setup.prompts is None:
+            return Judgement.unscored("no judge model configured")
+        values = {
+            "question": item.question,
+            "ground_truth": item.reference,
+            "predicted": answer,
+            "answer": answer,
+            "context": context,
+        }
+        if any(values[f] is None for f in FIELDS[self.name]):
+            return Judgement.unscored(
+                "no saved context to judge (output.save_intermediate was off)"
+            )
+        return await judge_trials(
+            self.name,
+            setup.model,
+            setup.prompts,
+            {f: str(values[f]) for f in FIELDS[self.name]},
+            trials=setup.trials,
+            temperature=setup.temperature,
+            max_tokens=setup.max_tokens,
+            json_mode=setup.structured_output,
+            timeout=setup.timeout,
+        )
+
+
+for _metric, _fields in FIELDS.items():
+    register_scorer(
+        type(
+            f"{_metric.title()}Judge",
+            (LLMJudge,),
+            {
+                "name": _metric,
+                "needs": frozenset(_NEEDS.get(f, f) for f in _fields),
+                "__doc__": f"The {_metric} LLM judge.",
+            },
+        )
+    )

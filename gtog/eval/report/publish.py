@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from gtog.errors import InputError
-from gtog.eval.flat import CSV_NAME, flat_frame
-from gtog.eval.log import CHECKPOINT_NAME, DETAILED_NAME, SUMMARY_NAME, read_log
-from gtog.eval.page import page_data
-from gtog.eval.pagehtml import render_page
-from gtog.eval.results import result_views
+from gtog.eval.report.html import render_page
+from gtog.eval.report.page import page_data
+from gtog.eval.results.flat import CSV_NAME, flat_frame
+from gtog.eval.results.log import read_log
+from gtog.eval.results.spec import CHECKPOINT_NAME, DETAILED_NAME, SUMMARY_NAME
+from gtog.eval.results.views import result_views
 from gtog.files import write_atomic
 
 __all__ = ["REPORT_NAME", "load_run", "write_report"]

@@ -1,0 +1,171 @@
+"""The typed, versioned eval log: what a run was (its spec), its records and its results.
+
+Every file a run writes is a view of one `EvalLog`: the checkpoint holds the spec and the
+records as they finish, the detailed results hold the spec (in `metadata.spec`) and the
+records, the summary holds the spec and the results. `read_log()` reads any of them, or an
+output folder, back into an `EvalLog`, which is what resume, rescoring, the report and
+merging read.
+
+The checkpoint is JSONL: a header line (the spec), then one line per record. Lines are
+split on newline bytes only: JSON escapes every newline inside a string, while text may
+hold U+2028, U+2029 or U+0085, which `str.splitlines()` would wrongly treat as line ends.
+A torn last line is dropped; a later line for the same (question, method) replaces an
+earlier one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from gtog.errors import InputError
+from gtog.eval.results.records import Efficiency, MethodRecord
+from gtog.eval.results.spec import (
+    CHECKPOINT_NAME,
+    DETAILED_NAME,
+    LOG_VERSION,
+    SUMMARY_NAME,
+    EvalSpec,
+)
+from gtog.eval.scoring.base import Judgement
+
+__all__ = ["EvalLog", "checkpoint_header", "read_checkpoint", "read_log"]
+
+
+def checkpoint_header(spec: EvalSpec) -> str:
+    return json.dumps({"type": "header", "spec": spec.model_dump()}, ensure_ascii=False)
+
+
+def read_checkpoint(path: Path) -> tuple[EvalSpec, list[MethodRecord], int]:
+    """Spec, records and the byte length of the intact part of a checkpoint."""
+    if not path.is_file():
+        raise InputError(f"{path}: no checkpoint to resume (run without --resume first)")
+    raw = path.read_bytes()
+    good = raw.rfind(b"\n") + 1  # bytes after the last newline are a torn write
+    lines = [line for line in raw[:good].split(b"\n") if line.strip()]
+    if not lines:
+        raise InputError(f"{path}: checkpoint is empty")
+    try:
+        header = json.loads(lines[0])
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InputError(f"{path}: line 1: not a gtog checkpoint header") from None
+    if not isinstance(header, dict) or header.get("type") != "header":
+        raise InputError(f"{path}: line 1: not a gtog checkpoint header")
+    if "spec" not in header:
+        raise InputError(
+            f"{path}: line 1: a checkpoint of an older gtog (no spec); start a new --output "
+            "or use --force to start over"
+        )
+    try:
+        spec = EvalSpec.model_validate(header["spec"])
+    except ValidationError as exc:
+        raise InputError(f"{path}: line 1: spec: {exc.errors()[0]['msg']}") from None
+    records: dict[tuple[str, str], MethodRecord] = {}
+    for n, line in enumerate(lines[1:], start=2):
+        try:
+            record = MethodRecord.model_validate_json(line)
+        except ValidationError:
+            raise InputError(f"{path}: line {n}: malformed checkpoint record") from None
+        records[record.key] = record
+    return spec, list(records.values()), good
+
+
+class EvalLog(BaseModel):
+    """A run: its spec, its records, and (once written) its summary results."""
+
+    version: int = LOG_VERSION
+    spec: EvalSpec
+    records: list[MethodRecord] = Field(default_factory=list)
+    results: dict[str, Any] | None = None
+    location: str | None = None
+    """The file this log was read from."""
+
+
+# -- reading any output back -----------------------------------------------------------
+
+
+def _records_from_detailed(results: list[dict[str, Any]]) -> list[MethodRecord]:
+    records = []
+    for q in results:
+        for method, entry in (q.get("methods") or {}).items():
+            judgements: dict[str, Judgement] = {}
+            usage = entry.get("judge_usage") or {}
+            errors = entry.get("judge_errors") or {}
+            for metric in {*(entry.get("scores") or {}), *errors}:
+                judgements[metric] = Judgement(
+                    score=(entry.get("scores") or {}).get(metric),
+                    reason=(entry.get("reasons") or {}).get(metric),
+                    error=errors.get(metric),
+                    **(usage.get(metric) or {}),
+                )
+            eff = entry.get("efficiency")
+            records.append(
+                MethodRecord(
+                    qid=q["question_id"],
+                    index_key=q.get("index_key", q.get("imdb_key", "")),
+                    question=q["question"],
+                    reference=q.get("ground_truth", ""),
+                    method=method,
+                    evidence=q.get("evidence"),
+                    response=entry.get("response"),
+                    error=entry.get("error"),
+                    error_kind=entry.get("error_kind"),
+                    context_text=entry.get("context_text"),
+                    sources=entry.get("sources"),
+                    judgements=judgements,
+                    judged_with=entry.get("judged_with"),
+                    efficiency=Efficiency.model_validate(eff) if eff else None,
+                )
+            )
+    return records
+
+
+def _read_json_log(path: Path) -> EvalLog:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not readable as JSON ({exc})") from None
+    spec = (data.get("metadata") or {}).get("spec") if isinstance(data, dict) else None
+    if spec is None:
+        raise InputError(f"{path}: metadata.spec: missing (not written by this gtog version)")
+    try:
+        parsed = EvalSpec.model_validate(spec)
+    except ValidationError as exc:
+        raise InputError(f"{path}: metadata.spec: {exc.errors()[0]['msg']}") from None
+    if "results" in data and isinstance(data["results"], list):
+        return EvalLog(
+            spec=parsed, records=_records_from_detailed(data["results"]), location=str(path)
+        )
+    results = {k: v for k, v in data.items() if k != "metadata"}
+    return EvalLog(spec=parsed, results=results, location=str(path))
+
+
+def read_log(path: Path) -> EvalLog:
+    """The `EvalLog` of a checkpoint, detailed or summary JSON, or an output folder.
+
+    A folder is read from its checkpoint (the most complete view), else its detailed
+    results; its summary, when present, fills `results`.
+    """
+    path = Path(path)
+    if path.is_dir():
+        checkpoint, detailed = path / CHECKPOINT_NAME, path / DETAILED_NAME
+        if checkpoint.is_file():
+            spec, records, _ = read_checkpoint(checkpoint)
+            log = EvalLog(spec=spec, records=records, location=str(checkpoint))
+        elif detailed.is_file():
+            log = _read_json_log(detailed)
+        else:
+            raise InputError(f"{path}: no {CHECKPOINT_NAME} or {DETAILED_NAME} here")
+        summary = path / SUMMARY_NAME
+        if summary.is_file():
+            log.results = _read_json_log(summary).results
+        return log
+    if path.suffix == ".jsonl":
+        spec, records, _ = read_checkpoint(path)
+        return EvalLog(spec=spec, records=records, location=str(path))
+    if not path.is_file():
+        raise InputError(f"{path}: no such eval log")
+    return _read_json_log(path)

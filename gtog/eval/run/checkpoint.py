@@ -1,0 +1,58 @@
+"""The checkpoint writer: a header line (the run's spec), then one line per record.
+
+Each record is written, flushed and fsynced as soon as it is done, so a killed run loses
+at most the records in flight. The format and its reader are `gtog.eval.results.log`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import IO
+
+from gtog.eval.results.log import checkpoint_header
+from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.spec import EvalSpec
+from gtog.files import write_atomic
+
+__all__ = ["Checkpoint"]
+
+
+class Checkpoint:
+    """Writer for a checkpoint file (thread-safe appends)."""
+
+    def __init__(self, path: Path, handle: IO[bytes]) -> None:
+        self.path = path
+        self._handle = handle
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(cls, path: Path, spec: EvalSpec) -> Checkpoint:
+        """Start a new checkpoint with its header."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        cp = cls(path, path.open("wb"))
+        cp._write(checkpoint_header(spec))
+        return cp
+
+    @classmethod
+    def reopen(cls, path: Path, intact_bytes: int, spec: EvalSpec) -> Checkpoint:
+        """Continue a checkpoint after dropping a torn last line; the header is refreshed."""
+        raw = path.read_bytes()[:intact_bytes]
+        rest = raw.split(b"\n", 1)[1] if b"\n" in raw else b""
+        write_atomic(path, (checkpoint_header(spec) + "\n").encode("utf-8") + rest)
+        return cls(path, path.open("ab"))
+
+    def append(self, record: MethodRecord) -> None:
+        """Write one finished record to disk."""
+        self._write(record.model_dump_json())
+
+    def _write(self, line: str) -> None:
+        with self._lock:
+            self._handle.write(line.encode("utf-8") + b"\n")
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        """Close the file."""
+        self._handle.close()

@@ -1,0 +1,50 @@
+"""The judges of a run, loaded once: the judge model per index, the prompts, the scorers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gtog.errors import InputError
+from gtog.eval.run.config import EvalConfig
+from gtog.eval.scoring import PromptSet, ScoringSetup, load_prompts
+from gtog.llm import ChatModel, chat_model_from_config
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+
+__all__ = ["judge_prompts", "load_judge_model", "scoring_setup"]
+
+
+def load_judge_model(config: EvalConfig, graphrag: GraphRagConfig, settings: Path) -> ChatModel:
+    """The judge model of one index: `judge.model`, else its local search completion model."""
+    judge_id = config.judge.model or graphrag.local_search.completion_model_id
+    if judge_id not in graphrag.completion_models:
+        raise InputError(
+            f"{settings}: judge.model {judge_id!r} is not a model id under completion_models"
+        )
+    return chat_model_from_config(graphrag, judge_id)
+
+
+def judge_prompts(root: Path, config: EvalConfig, config_path: Path) -> PromptSet:
+    """The judge prompts: built in, each replaced by `judge.prompts_dir/<metric>.txt`."""
+    prompts_dir = Path(config.judge.prompts_dir) if config.judge.prompts_dir else None
+    if prompts_dir is not None and not prompts_dir.is_absolute():
+        prompts_dir = root / prompts_dir
+    if prompts_dir is not None and not prompts_dir.is_dir():
+        raise InputError(f"{config_path}: judge.prompts_dir {prompts_dir} is not a folder")
+    return load_prompts(prompts_dir)
+
+
+def scoring_setup(config: EvalConfig, model: ChatModel | None, prompts: PromptSet) -> ScoringSetup:
+    """What the run's scorers use on one index."""
+    jc = config.judge
+    return ScoringSetup(
+        model=model,
+        prompts=prompts,
+        temperature=jc.temperature,
+        max_tokens=jc.max_tokens,
+        structured_output=jc.structured_output,
+        trials=jc.trials,
+        timeout=config.timeouts.judge,
+    )

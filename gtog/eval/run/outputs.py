@@ -1,0 +1,54 @@
+"""Write a run's files: detailed and summary JSON, qa/ files, report.html and CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gtog.eval.report.publish import write_report
+from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
+from gtog.eval.results.views import QA_DIR, qa_reference, qa_responses, result_views
+from gtog.eval.run.state import EvalRun
+from gtog.files import write_json_atomic
+
+__all__ = ["write_outputs", "write_results"]
+
+
+def write_outputs(
+    output_dir: Path,
+    spec: EvalSpec,
+    records: list[MethodRecord],
+    methods: list[str],
+    *,
+    keep_intermediate: bool = True,
+    qa_files: bool = True,
+    stopped: str | None = None,
+) -> tuple[Path, Path]:
+    """Write a run's detailed and summary JSON, qa/ files, report.html and CSV, atomically."""
+    detailed_data, summary = result_views(
+        spec, records, methods, keep_intermediate=keep_intermediate, stopped=stopped
+    )
+    detailed = output_dir / DETAILED_NAME
+    summary_path = output_dir / SUMMARY_NAME
+    write_json_atomic(detailed, detailed_data)
+    write_json_atomic(summary_path, summary)
+    if qa_files:
+        qa_dir = output_dir / QA_DIR
+        write_json_atomic(qa_dir / "reference.json", qa_reference(records))
+        for method in methods:
+            write_json_atomic(qa_dir / f"responses_{method}.json", qa_responses(records, method))
+    write_report(output_dir)  # report.html + eval_results.csv, from the files just written
+    return detailed, summary_path
+
+
+def write_results(run: EvalRun) -> tuple[Path, Path]:
+    """Write everything for the records of `run` so far (see `write_outputs`)."""
+    return write_outputs(
+        run.output_dir,
+        run.spec,
+        [r for r in run.done if r.method in run.methods],
+        run.methods,
+        keep_intermediate=run.config.output.save_intermediate,
+        qa_files=run.config.output.qa_responses,
+        stopped=run.stopped,
+    )

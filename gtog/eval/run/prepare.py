@@ -1,0 +1,251 @@
+"""Prepare a run: validate everything and load projects before any model is called.
+
+Config, dataset, methods, index projects, judges and scorers, the spec, and the output
+folder (locked; resume, rescore, refuse or back up by what it holds).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+from gtog.errors import InputError
+from gtog.eval.dataset import QAItem, load_dataset
+from gtog.eval.results.log import read_checkpoint
+from gtog.eval.results.spec import (
+    CHECKPOINT_NAME,
+    DETAILED_NAME,
+    SUMMARY_NAME,
+    ShardSpec,
+    search_changes,
+    spec_changes,
+)
+from gtog.eval.results.views import QA_DIR
+from gtog.eval.run.config import EvalConfig, load_eval_config
+from gtog.eval.run.guard import parse_budget
+from gtog.eval.run.judging import judge_prompts, load_judge_model, scoring_setup
+from gtog.eval.run.lock import OutputLock
+from gtog.eval.run.spec import build_spec, validate_method_settings
+from gtog.eval.run.state import EvalOptions, EvalRun
+from gtog.eval.scoring import build_scorers
+from gtog.project import Project, load_project
+from gtog.redact import Redactor
+from gtog.search import METHODS
+
+__all__ = ["prepare"]
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    return out or None
+
+
+def _load_config(options: EvalOptions) -> tuple[Path, Path, EvalConfig]:
+    root = options.root.resolve()
+    if not root.is_dir():
+        raise InputError(f"{options.root}: --root folder not found")
+    config_path = (options.config_path or root / "eval_config.yaml").resolve()
+    return root, config_path, load_eval_config(config_path)
+
+
+def _select_methods(options: EvalOptions, config: EvalConfig, config_path: Path) -> list[str]:
+    methods = _split(options.methods) or list(dict.fromkeys(config.methods))
+    for m in methods:
+        if m not in METHODS:
+            source = "--methods" if options.methods else f"{config_path}: methods"
+            raise InputError(f"{source}: unknown method {m!r} (choose from {', '.join(METHODS)})")
+    if isinstance(config.response_type, dict):
+        for m in config.response_type:
+            if m not in METHODS:
+                raise InputError(
+                    f"{config_path}: response_type: unknown method {m!r} "
+                    f"(choose from {', '.join(METHODS)})"
+                )
+    return methods
+
+
+def _select_items(
+    options: EvalOptions, config: EvalConfig, config_path: Path, path: Path, items: list[QAItem]
+) -> tuple[list[QAItem], list[str]]:
+    keys_wanted = _split(options.index_keys)
+    dataset_keys = list(dict.fromkeys(i.index_key for i in items))
+    for k in keys_wanted or []:
+        if k not in dataset_keys:
+            raise InputError(f"--index-key/--imdb-key: {k!r} has no questions in {path}")
+    selected = keys_wanted or dataset_keys
+    for k in selected:
+        if k not in config.indexes:
+            raise InputError(
+                f"{path}: index key {k!r} is not listed under 'indexes' in {config_path}"
+            )
+    kept = [i for i in items if i.index_key in selected]
+    if options.limit is not None:
+        if options.limit < 1:
+            raise InputError("--limit: must be at least 1")
+        seen: dict[str, int] = {}
+        limited = []
+        for i in kept:
+            seen[i.index_key] = seen.get(i.index_key, 0) + 1
+            if seen[i.index_key] <= options.limit:
+                limited.append(i)
+        kept = limited
+    return kept, selected
+
+
+def _load_projects(
+    root: Path, config: EvalConfig, keys: list[str], options: EvalOptions
+) -> dict[str, Project]:
+    projects = {}
+    for k in keys:
+        folder = Path(config.indexes[k])
+        folder = folder if folder.is_absolute() else root / folder
+        overrides = options.model_overrides(folder) if options.model_overrides else None
+        projects[k] = load_project(folder, overrides)
+    return projects
+
+
+def _secrets(projects: dict[str, Project]) -> list[str]:
+    keys: list[str] = []
+    for project in projects.values():
+        for models in (project.config.completion_models, project.config.embedding_models):
+            keys += [m.api_key for m in models.values() if m.api_key]
+    keys += [
+        v
+        for k, v in os.environ.items()
+        if k.upper().endswith(("_KEY", "_TOKEN", "_SECRET", "API_KEY")) and v
+    ]
+    return keys
+
+
+def _backup(path: Path) -> None:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path.rename(path.with_name(f"{path.name}.{stamp}.bak"))
+
+
+def _refusal(path: Path, changes: list[str], judge_only: bool) -> InputError:
+    hint = "use --force to resume anyway, or a new --output"
+    if judge_only:
+        hint = "use --rescore to re-judge the saved answers, --force to resume anyway"
+    return InputError(f"{path}: cannot resume: {'; '.join(changes)} ({hint})")
+
+
+def _open_output(run: EvalRun) -> None:
+    """Check the output folder against the options: resume, rescore, refuse or back up."""
+    options, out = run.options, run.output_dir
+    checkpoint = out / CHECKPOINT_NAME
+    existing = [
+        p for p in (checkpoint, out / DETAILED_NAME, out / SUMMARY_NAME, out / QA_DIR) if p.exists()
+    ]
+    if options.rescore:
+        old, done, intact = read_checkpoint(checkpoint)
+        run.spec = old.model_copy(update={"judge": run.spec.judge})
+        run.done, run.intact_bytes, run.mode = done, intact, "rescore"
+        return
+    if options.resume:
+        old, done, intact = read_checkpoint(checkpoint)
+        changes = spec_changes(old, run.spec)
+        if changes and not options.force:
+            only_judge = not search_changes(old, run.spec)
+            raise _refusal(checkpoint, changes, only_judge)
+        run.done, run.intact_bytes, run.mode = done, intact, "resume"
+        return
+    if not existing:
+        return
+    if not options.force:
+        if checkpoint.is_file():
+            old, done, intact = read_checkpoint(checkpoint)
+            if not spec_changes(old, run.spec):
+                run.done, run.intact_bytes, run.mode = done, intact, "resume"
+                if not run.todo and not run.to_judge:
+                    run.mode = "complete"
+                    return
+        raise InputError(
+            f"{out}: already holds results ({existing[0].name}); use --resume to "
+            "continue that run or --force to start over (old files are kept as *.bak)"
+        )
+    for p in existing:
+        _backup(p)
+
+
+def prepare(options: EvalOptions) -> EvalRun:
+    """Validate everything and load projects; raises InputError before any work is done.
+
+    The output folder is locked for this run (`EvalRun.close()` releases it).
+    """
+    if options.rescore and (options.resume or options.skip_judges):
+        raise InputError("--rescore: not with --resume or --skip-judges")
+    root, config_path, config = _load_config(options)
+
+    def under_root(value: str | Path) -> Path:
+        path = Path(value)
+        return path if path.is_absolute() else root / path
+
+    output_dir = under_root(options.output_dir or Path(config.output.dir)).resolve()
+    dataset_path = under_root(config.dataset.path) if config.dataset.path else None
+    dataset = load_dataset(
+        dataset_path,
+        list(config.indexes),
+        files={k: under_root(f) for k, f in config.dataset.files.items()},
+        exclude=[output_dir],
+    )
+    all_items = dataset.items
+    if "metrics" not in config.model_fields_set and dataset.has_evidence:
+        config = config.model_copy(update={"metrics": [*config.metrics, "evidence_recall"]})
+    dataset_path = dataset_path or config_path
+    if "evidence_recall" in config.metrics and not dataset.has_evidence:
+        dataset.warnings.append(
+            f"{config_path}: metrics: evidence_recall is asked for but no question in the "
+            "dataset has gold evidence (a 'context' field); it stays unscored"
+        )
+    methods = _select_methods(options, config, config_path)
+    items, keys = _select_items(options, config, config_path, dataset_path, all_items)
+    projects = _load_projects(root, config, keys, options)
+    judges = {k: load_judge_model(config, p.config, p.settings_path) for k, p in projects.items()}
+    prompts = judge_prompts(root, config, config_path)
+    parts = {
+        "projects": projects,
+        "methods": methods,
+        "judges": judges,
+        "all_items": all_items,
+        "config_path": config_path,
+        "dataset_path": dataset_path,
+        "prompts": prompts,
+        "repeats": dataset.repeated_questions,
+    }
+    validate_method_settings(methods, config, config_path)
+    spec = build_spec(parts, options, config)
+    parse_budget(options.max_errors, 1)
+    if options.shard is not None:
+        output_dir = output_dir / options.shard.folder
+    run = EvalRun(
+        options=options,
+        config=config,
+        config_path=config_path,
+        items=items,
+        methods=methods,
+        projects=projects,
+        judges=judges,
+        prompts=prompts,
+        scorers={
+            k: build_scorers(list(config.metrics), scoring_setup(config, j, prompts))
+            for k, j in judges.items()
+        },
+        output_dir=output_dir,
+        spec=spec,
+        redactor=Redactor(_secrets(projects)),
+        dataset_warnings=dataset.warnings,
+    )
+    if options.shard is not None:
+        run.spec.shard = ShardSpec(
+            index=options.shard.index, count=options.shard.count, pairs=len(run.pairs)
+        )
+    run.lock = OutputLock(output_dir).acquire()
+    try:
+        _open_output(run)
+    except BaseException:
+        run.close()
+        raise
+    return run

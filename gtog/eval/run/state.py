@@ -1,0 +1,122 @@
+"""A run's options and its prepared state: what it covers and what is left to do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gtog.eval.dataset import QAItem
+from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.spec import EvalSpec
+from gtog.eval.run.config import EvalConfig
+from gtog.eval.run.lock import OutputLock
+from gtog.eval.run.shard import Shard
+from gtog.eval.scoring import PromptSet, Scorer
+from gtog.redact import Redactor
+
+if TYPE_CHECKING:
+    from gtog.llm import ChatModel
+    from gtog.project import Project
+
+__all__ = ["EvalOptions", "EvalRun"]
+
+
+@dataclass
+class EvalOptions:
+    """What a user can set on the command line (None = take it from the config)."""
+
+    root: Path
+    config_path: Path | None = None
+    methods: list[str] | None = None
+    index_keys: list[str] | None = None
+    resume: bool = False
+    force: bool = False
+    retry_errors: bool = False
+    rescore: bool = False
+    """Re-judge the saved answers of the output folder; no search is run."""
+    skip_judges: bool = False
+    """Run the searches only (answers, efficiency, sources); judge later with `rescore`."""
+    concurrency: int | None = None
+    limit: int | None = None
+    output_dir: Path | None = None
+    max_errors: str | None = None
+    """Error budget: a count (`10`) or a share of the pairs (`5%`); past it the run stops."""
+    model_overrides: Callable[[Path], dict[str, Any]] | None = None
+    """graphrag config overrides per index folder (e.g. to use the local model server)."""
+    shard: Shard | None = None
+    """Run only this shard's (question, method) pairs, into `<output>/shard-i-of-n`."""
+
+
+@dataclass
+class EvalRun:
+    """A prepared run: validated inputs, loaded projects, and what is left to do."""
+
+    options: EvalOptions
+    config: EvalConfig
+    config_path: Path
+    items: list[QAItem]
+    methods: list[str]
+    projects: dict[str, Project]
+    judges: dict[str, ChatModel]
+    prompts: PromptSet
+    scorers: dict[str, list[Scorer]]
+    """index key -> the run's metrics as scorers (with that index's judge model)."""
+    output_dir: Path
+    spec: EvalSpec
+    redactor: Redactor
+    done: list[MethodRecord] = field(default_factory=list)
+    intact_bytes: int = 0
+    mode: str = "new"
+    """`new`, `resume`, `rescore`, or `complete` (a finished run of the same spec)."""
+    lock: OutputLock | None = None
+    stopped: str | None = None
+    """Why the run stopped early (a fatal error), if it did."""
+    dataset_warnings: list[str] = field(default_factory=list)
+    """One-line notes on the dataset (repeated questions, skipped files) for the caller."""
+
+    @property
+    def pairs(self) -> list[tuple[QAItem, str]]:
+        """Every (question, method) pair of this run (of its shard, if sharded)."""
+        shard = self.options.shard
+        return [
+            (q, m)
+            for q in self.items
+            for m in self.methods
+            if shard is None or shard.holds(q.qid, m)
+        ]
+
+    @property
+    def todo(self) -> list[tuple[QAItem, str]]:
+        """(question, method) pairs to search: no record yet, or (retry_errors) a failed one."""
+        if self.mode == "rescore":
+            return []
+        finished = {
+            r.key for r in self.done if not (self.options.retry_errors and r.error is not None)
+        }
+        return [(q, m) for q, m in self.pairs if (q.qid, m) not in finished]
+
+    @property
+    def to_judge(self) -> list[MethodRecord]:
+        """Answered records to (re)judge without searching again."""
+        if self.options.skip_judges:
+            return []
+        wanted = {(q.qid, m) for q, m in self.pairs}
+        searching = {(q.qid, m) for q, m in self.todo}
+        out = []
+        for r in self.done:
+            if r.key not in wanted or r.key in searching or r.error is not None:
+                continue
+            # --force resumes despite a changed judge: earlier verdicts are kept as they are
+            stale = not self.options.force and r.judged_with != self.spec.judge.digest(r.index_key)
+            retry = self.options.retry_errors and r.judge_failed
+            if self.mode == "rescore" or stale or retry:
+                out.append(r)
+        return out
+
+    def close(self) -> None:
+        """Release the output folder."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None

@@ -1,0 +1,58 @@
+"""Scoring: every metric is a `Scorer` in the `SCORERS` registry.
+
+A scorer reads a question, an answer and the context the method answered from, and gives a
+`Judgement` (a score, or an error: unscored). The four LLM judges (`judges`) and the
+LLM-free `token_recall` and `evidence_recall` (`lexical`) are registered here; a run builds
+the configured scorers per index from a `ScoringSetup` and runs them (`score_answer`).
+Head-to-head judging fits as a `PairScorer`. Add a metric with `register_scorer`.
+"""
+
+from gtog.eval.scoring.base import (
+    SCORERS,
+    Judgement,
+    PairScorer,
+    Scorer,
+    ScorerBase,
+    ScoringSetup,
+    is_binary_metric,
+    register_scorer,
+    uses_llm,
+)
+from gtog.eval.scoring.judges import (
+    ALL_METRICS,
+    FIELDS,
+    LLMJudge,
+    PromptSet,
+    Verdict,
+    judge,
+    judge_trials,
+    load_prompts,
+)
+from gtog.eval.scoring.lexical import EvidenceRecall, TokenRecall, evidence_recall, token_recall
+from gtog.eval.scoring.score import build_scorers, score_answer
+
+__all__ = [
+    "ALL_METRICS",
+    "FIELDS",
+    "SCORERS",
+    "EvidenceRecall",
+    "Judgement",
+    "LLMJudge",
+    "PairScorer",
+    "PromptSet",
+    "Scorer",
+    "ScorerBase",
+    "ScoringSetup",
+    "TokenRecall",
+    "Verdict",
+    "build_scorers",
+    "evidence_recall",
+    "is_binary_metric",
+    "judge",
+    "judge_trials",
+    "load_prompts",
+    "register_scorer",
+    "score_answer",
+    "token_recall",
+    "uses_llm",
+]

@@ -1,0 +1,144 @@
+"""What a metric is: the `Judgement` it gives, the `Scorer` protocol and the registry.
+
+A scorer reads one question (`QAItem`), one answer and the context the method answered
+from, and gives a `Judgement`: a score, or an error (unscored), never both. A pairwise
+scorer (`PairScorer`) reads two answers to one question. Scorers are built per index from
+a `ScoringSetup` (the judge model, prompts and sampling of the run) by the factories in
+`SCORERS`: one entry adds a metric to every run, its JSON and its report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from gtog.eval.dataset import QAItem
+    from gtog.eval.scoring.judges import PromptSet
+    from gtog.llm import ChatModel
+
+__all__ = [
+    "ITEM_FIELDS",
+    "SCORERS",
+    "Judgement",
+    "PairScorer",
+    "Scorer",
+    "ScorerBase",
+    "ScorerFactory",
+    "ScoringSetup",
+    "is_binary_metric",
+    "register_scorer",
+    "uses_llm",
+]
+
+
+class Judgement(BaseModel):
+    """One metric's verdict on one answer: a score, or an error (unscored), never both."""
+
+    score: int | float | None = None
+    """0/1 from an LLM judge; a fraction in [0, 1] from a lexical metric."""
+    reason: str | None = None
+    error: str | None = None
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    """USD of the judge's calls (LiteLLM's price map); None when the model has no price."""
+    votes: list[int | None] | None = None
+    """Each trial's score when the judge was asked more than once (None: that trial failed)."""
+
+    @classmethod
+    def unscored(cls, why: str, **usage: Any) -> Judgement:
+        """No score, and why (the error counted for this metric)."""
+        return cls(error=why, **usage)
+
+
+ITEM_FIELDS = frozenset({"evidence"})
+"""Optional fields of a question: a scorer that needs one skips questions without it."""
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """A metric of one answer: `await score(item, answer, context) -> Judgement`."""
+
+    name: str
+    needs: frozenset[str]
+    """What it reads: `question`, `reference`, `answer`, `context`, `evidence`."""
+    uses_llm: bool
+    binary: bool
+    """Scores are 0/1 (intervals: Wilson), else fractions (intervals: bootstrap)."""
+
+    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
+        """The judgement of `answer` (and `context`, None when not saved) to `item`."""
+        ...
+
+
+@runtime_checkable
+class PairScorer(Protocol):
+    """A metric of two answers to one question (head-to-head judging)."""
+
+    name: str
+    uses_llm: bool
+
+    async def score_pair(self, item: QAItem, answer_a: str, answer_b: str) -> Any:
+        """Which of the two answers is better, and why."""
+        ...
+
+
+@dataclass(frozen=True)
+class ScoringSetup:
+    """What a scorer may use, per index: the judge model, prompts and sampling."""
+
+    model: ChatModel | None = None
+    prompts: PromptSet | None = None
+    temperature: float = 0.0
+    max_tokens: int = 300
+    structured_output: bool = True
+    trials: int = 1
+    timeout: float | None = None
+
+
+class ScorerBase:
+    """A convenient base for scorers: class attributes describe it, `setup` is kept."""
+
+    name: str = ""
+    needs: frozenset[str] = frozenset({"answer"})
+    uses_llm: bool = False
+    binary: bool = False
+
+    def __init__(self, setup: ScoringSetup) -> None:
+        self.setup = setup
+
+    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
+        """The judgement of `answer` to `item`."""
+        raise NotImplementedError
+
+
+ScorerFactory = type[ScorerBase]
+
+SCORERS: dict[str, ScorerFactory] = {}
+"""Metric name -> scorer class (built per index with its `ScoringSetup`).
+
+One entry adds a metric to every run (see `register_scorer`); the class attributes
+(`needs`, `uses_llm`, `binary`) are read without building it.
+"""
+
+
+def register_scorer(factory: ScorerFactory) -> ScorerFactory:
+    """Add (or replace) the metric `factory.name`; usable as a class decorator."""
+    SCORERS[factory.name] = factory
+    return factory
+
+
+def is_binary_metric(metric: str) -> bool:
+    """Whether `metric` gives 0/1 scores (an unknown metric, from an older log: yes)."""
+    factory = SCORERS.get(metric)
+    return True if factory is None else bool(factory.binary)
+
+
+def uses_llm(metric: str) -> bool:
+    """Whether `metric` is scored by an LLM judge (an unknown one: no)."""
+    factory = SCORERS.get(metric)
+    return bool(factory is not None and factory.uses_llm)
