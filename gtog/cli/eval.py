@@ -34,7 +34,7 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 
 def _print_errors(run: EvalRun) -> None:
-    from gtog.eval.results.views import error_kinds
+    from gtog.eval.results import error_kinds
 
     kinds = error_kinds([r for r in run.done if r.method in run.methods])
     if not kinds:

@@ -7,6 +7,7 @@ holds the intervals and paired tests; `flat` the CSV; `table` the terminal table
 are pure functions of records; files are written by the run and the report.
 """
 
+from gtog.eval.results.errors import error_kinds
 from gtog.eval.results.log import EvalLog, read_checkpoint, read_log
 from gtog.eval.results.records import Efficiency, MethodRecord
 from gtog.eval.results.spec import (
@@ -20,7 +21,8 @@ from gtog.eval.results.spec import (
     spec_changes,
     stable_hash,
 )
-from gtog.eval.results.views import QA_DIR, error_kinds, result_views, summarize
+from gtog.eval.results.summary import summarize
+from gtog.eval.results.views import QA_DIR, result_views
 
 __all__ = [
     "CHECKPOINT_NAME",

@@ -21,16 +21,19 @@ from gtog.eval.report.page import error_kind, page_data, primary_metric, tog_pat
 from gtog.eval.report.publish import load_run, write_report
 from gtog.eval.results.flat import flat_frame
 from gtog.eval.results.records import Efficiency, MethodRecord
-from gtog.eval.results.spec import CHECKPOINT_NAME, DatasetSpec, EvalSpec, JudgeSpec
-from gtog.eval.results.views import (
+from gtog.eval.results.spec import (
+    CHECKPOINT_NAME,
     DETAILED_NAME,
     SUMMARY_NAME,
-    detailed_results,
-    summarize,
-    write_json_atomic,
+    DatasetSpec,
+    EvalSpec,
+    JudgeSpec,
 )
+from gtog.eval.results.summary import summarize
+from gtog.eval.results.views import detailed_results
 from gtog.eval.run.checkpoint import Checkpoint
 from gtog.eval.scoring import Judgement
+from gtog.files import write_json_atomic
 
 METHODS = ["tog", "local"]
 METRICS = ["correctness", "faithfulness", "token_recall"]

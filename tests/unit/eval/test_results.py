@@ -7,9 +7,11 @@ from gtog.errors import InputError
 from gtog.eval.results.log import read_checkpoint
 from gtog.eval.results.records import Efficiency, MethodRecord
 from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, spec_changes
-from gtog.eval.results.views import detailed_results, summarize, write_json_atomic
+from gtog.eval.results.summary import summarize
+from gtog.eval.results.views import detailed_results
 from gtog.eval.run.checkpoint import Checkpoint
 from gtog.eval.scoring import Judgement
+from gtog.files import write_json_atomic
 
 METRICS = ["correctness", "faithfulness"]
 

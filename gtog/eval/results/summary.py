@@ -1,0 +1,303 @@
+"""The summary of a run's records: means with intervals, paired comparisons, cost.
+
+Pure functions of records. See `QUESTION_SETS` for which questions each mean covers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.statistics import (
+    holm,
+    is_binary,
+    mean_interval,
+    paired_comparison,
+    percentile,
+)
+from gtog.eval.scoring.base import SCORERS, is_binary_metric, uses_llm
+
+__all__ = [
+    "QUESTION_SETS",
+    "comparisons",
+    "efficiency_summary",
+    "group_summary",
+    "judge_usage",
+    "summarize",
+]
+
+
+def _mean(values: list[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+QKey = tuple[str, str]
+"""(index key, question id): one question of a run."""
+
+
+def _score_of(record: MethodRecord, metric: str, strict: bool) -> float | None:
+    """The record's score; with `strict`, a failed search counts as 0."""
+    if record.error is not None:
+        return 0.0 if strict else None
+    j = record.judgements.get(metric)
+    return float(j.score) if j is not None and j.score is not None else None
+
+
+def _scores(
+    records: Iterable[MethodRecord], metric: str, *, strict: bool = False
+) -> dict[str, dict[QKey, float]]:
+    """method -> question -> score, for the questions with a score."""
+    out: dict[str, dict[QKey, float]] = {}
+    for r in records:
+        value = _score_of(r, metric, strict)
+        if value is not None:
+            out.setdefault(r.method, {})[(r.index_key, r.qid)] = value
+    return out
+
+
+def _intervals(values: dict[str, list[float]]) -> dict[str, Any]:
+    """`ci95`, `ci95_method` and `ci95_reason` per metric (a metric -> scores mapping)."""
+    cis = {
+        m: mean_interval(v, binary=is_binary_metric(m) and is_binary(v)) for m, v in values.items()
+    }
+    return {
+        "ci95": {m: ci.as_list() for m, ci in cis.items()},
+        "ci95_method": {m: ci.method for m, ci in cis.items()},
+        "ci95_reason": {m: ci.reason for m, ci in cis.items()},
+    }
+
+
+def _unanimous(records: list[MethodRecord], metric: str) -> float | None:
+    """Share of answers whose repeated judge trials all gave the same score."""
+    votes = [
+        r.judgements[metric].votes
+        for r in records
+        if metric in r.judgements and r.judgements[metric].votes
+    ]
+    if not votes:
+        return None
+    same = sum(1 for v in votes if None not in v and len(set(v)) == 1)  # type: ignore[arg-type]
+    return same / len(votes)
+
+
+def group_summary(records: Iterable[MethodRecord], metrics: list[str]) -> dict[str, Any]:
+    """Mean score per metric over the answers the judge scored, with counts and intervals.
+
+    `n` questions; `search_errors` failed searches; per metric, `scored` answers, judge
+    `errors`, the 95% interval `ci95` (Wilson for 0/1 judges, seeded bootstrap otherwise;
+    None with `ci95_reason` when there are too few scores) and, with `judge.trials` > 1,
+    the share of `unanimous` verdicts. A failed search or judge is left out of the mean,
+    not counted as 0.
+    """
+    records = list(records)
+    out: dict[str, Any] = {}
+    scored: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    values: dict[str, list[float]] = {}
+    for metric in metrics:
+        values[metric] = [
+            float(r.judgements[metric].score)  # type: ignore[arg-type]
+            for r in records
+            if metric in r.judgements and r.judgements[metric].score is not None
+        ]
+        out[metric] = _mean(values[metric])
+        scored[metric] = len(values[metric])
+        errors[metric] = sum(
+            1 for r in records if metric in r.judgements and r.judgements[metric].error
+        )
+    out["n"] = len(records)
+    out["search_errors"] = sum(1 for r in records if r.error)
+    out["scored"] = scored
+    out["judge_errors"] = errors
+    out.update(_intervals(values))
+    out["unanimous"] = {m: _unanimous(records, m) for m in metrics}
+    return out
+
+
+def _common_means(
+    records: list[MethodRecord], methods: list[str], metrics: list[str], *, strict: bool
+) -> dict[str, dict[str, Any]]:
+    """Per method, means over the questions every method has a score for (per metric)."""
+    out: dict[str, dict[str, Any]] = {m: {} for m in methods}
+    per_method: dict[str, dict[str, list[float]]] = {m: {} for m in methods}
+    for metric in metrics:
+        table = _scores(records, metric, strict=strict)
+        common = set.intersection(*(set(table.get(m, {})) for m in methods)) if methods else set()
+        for m in methods:
+            vals = [table[m][q] for q in sorted(common)]
+            per_method[m][metric] = vals
+            out[m][metric] = _mean(vals)
+    for m in methods:
+        out[m]["scored"] = {metric: len(per_method[m][metric]) for metric in metrics}
+        out[m].update(_intervals(per_method[m]))
+    return out
+
+
+def comparisons(
+    records: Iterable[MethodRecord], methods: list[str], metrics: list[str]
+) -> list[dict[str, Any]]:
+    """Every pair of methods on every metric, over the questions both scored, Holm-adjusted.
+
+    0/1 judges: exact McNemar test and Newcombe interval of the difference; other scores:
+    seeded paired permutation test and bootstrap interval. `diff` = a_mean - b_mean. The
+    Holm adjustment runs over all entries of the returned list (one family).
+    """
+    records = list(records)
+    out: list[dict[str, Any]] = []
+    for metric in metrics:
+        table = _scores(records, metric)
+        for i, a in enumerate(methods):
+            for b in methods[i + 1 :]:
+                a_scores, b_scores = table.get(a, {}), table.get(b, {})
+                both = sorted(set(a_scores) & set(b_scores))
+                xa, xb = [a_scores[q] for q in both], [b_scores[q] for q in both]
+                c = paired_comparison(
+                    xa, xb, binary=is_binary_metric(metric) and is_binary(xa) and is_binary(xb)
+                )
+                out.append(
+                    {
+                        "metric": metric,
+                        "a": a,
+                        "b": b,
+                        "n": c.n,
+                        "a_mean": c.a_mean,
+                        "b_mean": c.b_mean,
+                        "diff": c.diff,
+                        "ci95": c.ci95.as_list(),
+                        "ci95_method": c.ci95.method,
+                        "ci95_reason": c.ci95.reason,
+                        "p_value": c.p_value,
+                        "p_holm": None,
+                        "test": c.test,
+                    }
+                )
+    for entry, adjusted in zip(out, holm([e["p_value"] for e in out]), strict=True):
+        entry["p_holm"] = adjusted
+    return out
+
+
+def _cost_total(costs: list[float | None]) -> float | None:
+    """Sum of costs (0 for none); None if any is unknown (a partial sum would understate it)."""
+    if any(c is None for c in costs):
+        return None
+    # fsum is exact: the order the records come in (a sharded run's, an unsharded run's)
+    # must not change the last digit
+    return math.fsum(c for c in costs if c is not None)
+
+
+def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
+    """Search cost: averages and p50/p95 over successful searches, totals over every search.
+
+    A failed search still spent calls, tokens and money before it failed; they are in the
+    totals (`failed_llm_calls` says how many calls), so totals are never understated.
+    """
+    records = list(records)
+    spent = [r.efficiency for r in records if r.efficiency is not None]
+    effs = [r.efficiency for r in records if r.error is None and r.efficiency is not None]
+
+    def avg(attr: str) -> float | None:
+        return _mean([float(getattr(e, attr)) for e in effs])
+
+    failed = [r.efficiency for r in records if r.error is not None and r.efficiency]
+    out: dict[str, Any] = {
+        "avg_latency": avg("latency"),
+        "avg_llm_calls": avg("llm_calls"),
+        "avg_prompt_tokens": avg("prompt_tokens"),
+        "avg_output_tokens": avg("output_tokens"),
+        "avg_queue_wait": _mean([e.queue_wait for e in effs if e.queue_wait is not None]),
+        "total_llm_calls": sum(e.llm_calls for e in spent),
+        "total_prompt_tokens": sum(e.prompt_tokens for e in spent),
+        "total_output_tokens": sum(e.output_tokens for e in spent),
+        "failed_llm_calls": sum(e.llm_calls for e in failed),
+        "n": len(effs),
+    }
+    for attr in ("latency", "llm_calls", "prompt_tokens", "output_tokens"):
+        values = [float(getattr(e, attr)) for e in effs]
+        out[f"p50_{attr}"] = percentile(values, 50)
+        out[f"p95_{attr}"] = percentile(values, 95)
+    tokens = [float(e.prompt_tokens + e.output_tokens) for e in effs]
+    out["p50_tokens"] = percentile(tokens, 50)
+    out["p95_tokens"] = percentile(tokens, 95)
+    answered = _cost_total([e.cost_usd for e in effs])
+    out["usd_total"] = _cost_total([e.cost_usd for e in spent])
+    out["usd_per_answer"] = answered / len(effs) if answered is not None and effs else None
+    return out
+
+
+def judge_usage(records: Iterable[MethodRecord]) -> dict[str, Any]:
+    """LLM calls, tokens and USD spent by the LLM judges (per judged answer and in total)."""
+    records = list(records)
+    js = [j for r in records for m, j in r.judgements.items() if uses_llm(m) or m not in SCORERS]
+    judged = sum(1 for r in records if r.error is None and r.judgements)
+    total = _cost_total([j.cost_usd for j in js])
+    return {
+        "llm_calls": sum(j.llm_calls for j in js),
+        "prompt_tokens": sum(j.prompt_tokens for j in js),
+        "output_tokens": sum(j.output_tokens for j in js),
+        "usd_total": total,
+        "usd_per_answer": total / judged if total is not None and judged else None,
+    }
+
+
+QUESTION_SETS = {
+    "by_method.<m>.<metric>": "mean over the answers of that method the judge scored",
+    "by_method.<m>.same_questions": (
+        "mean over the questions every method answered and the judge scored (compare these)"
+    ),
+    "by_method.<m>.strict": (
+        "as same_questions, but a failed search counts as a wrong answer (score 0)"
+    ),
+    "comparisons": "each pair over the questions both methods have a score for",
+}
+"""What question set each kind of mean in the summary covers (written into the summary)."""
+
+
+def _scope(records: list[MethodRecord], methods: list[str], metrics: list[str]) -> dict:
+    same = _common_means(records, methods, metrics, strict=False)
+    strict = _common_means(records, methods, metrics, strict=True)
+    return {
+        m: {
+            **group_summary((r for r in records if r.method == m), metrics),
+            "same_questions": same[m],
+            "strict": strict[m],
+        }
+        for m in methods
+    }
+
+
+def _cost(eff: dict[str, Any], usage: dict[str, Any]) -> dict[str, float | None]:
+    search, judging = eff["usd_total"], usage["usd_total"]
+    per_search, per_judge = eff["usd_per_answer"], usage["usd_per_answer"]
+    return {
+        "search_usd": search,
+        "judge_usd": judging,
+        "total_usd": None if search is None or judging is None else search + judging,
+        "search_usd_per_answer": per_search,
+        "judge_usd_per_answer": per_judge,
+    }
+
+
+def summarize(
+    records: list[MethodRecord], methods: list[str], metrics: list[str]
+) -> dict[str, Any]:
+    """`by_method`, `by_movie` (per index key), `comparisons`, `efficiency` and `cost`.
+
+    See `QUESTION_SETS` for which questions each mean covers.
+    """
+    present = [m for m in methods if any(r.method == m for r in records)]
+    keys = sorted({r.index_key for r in records})
+    per_key = {k: [r for r in records if r.index_key == k] for k in keys}
+    efficiency = {m: efficiency_summary(r for r in records if r.method == m) for m in present}
+    usage = {m: judge_usage(r for r in records if r.method == m) for m in present}
+    return {
+        "question_sets": QUESTION_SETS,
+        "by_method": _scope(records, present, metrics),
+        "by_movie": {k: _scope(per_key[k], present, metrics) for k in keys},
+        "comparisons": comparisons(records, present, metrics),
+        "comparisons_by_movie": {k: comparisons(per_key[k], present, metrics) for k in keys},
+        "efficiency": efficiency,
+        "judge_usage": usage,
+        "cost": {m: _cost(efficiency[m], usage[m]) for m in present},
+    }
