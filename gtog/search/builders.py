@@ -13,17 +13,36 @@ from typing import TYPE_CHECKING, Any
 from graphrag.query.structured_search.base import SearchResult
 from graphrag.query.structured_search.basic_search.search import BasicSearch
 
-from gtog.search.metering import meter_model
-from gtog.search.offloop import OffLoopSearch
+from gtog.search.metering import MeteredCompletion, PrefetchingCompletion, meter_model, stage
+from gtog.search.offloop import OffLoopSearch, QueryEmbedder
 from gtog.search.outcome import SearchEngine
 from gtog.search.vectors import in_memory
 
 if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.query.context_builder.conversation_history import ConversationHistory
 
     from gtog.project import Project
 
-__all__ = ["AnsweringBasicSearch", "build_basic", "build_local", "build_tog"]
+__all__ = [
+    "AnsweringBasicSearch",
+    "build_basic",
+    "build_drift",
+    "build_global",
+    "build_local",
+    "build_tog",
+    "configured",
+]
+
+
+def configured(project: Project, options: dict[str, Any], block: str) -> GraphRagConfig:
+    """The project's graphrag config with `options[block]` overrides on that block (in memory)."""
+    overrides = options.get(block) or {}
+    config = project.config
+    if not overrides:
+        return config
+    section = getattr(config, block).model_copy(update=overrides)
+    return config.model_copy(update={block: section})
 
 
 class AnsweringBasicSearch(BasicSearch):
@@ -84,12 +103,13 @@ async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine
         read_indexer_text_units,
     )
 
+    config = configured(project, options, "local_search")
     level = int(options.get("community_level", 2))
     communities = await project.require("communities")
     reports = await project.require("community_reports")
     covariates = await project.table("covariates", optional=True)
     engine = get_local_search_engine(
-        config=project.config,
+        config=config,
         reports=read_indexer_reports(reports, communities, level),
         text_units=read_indexer_text_units(await project.require("text_units")),
         entities=read_indexer_entities(await project.require("entities"), communities, level),
@@ -99,9 +119,9 @@ async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine
         },
         description_embedding_store=in_memory(project.vector_store(entity_description_embedding)),
         response_type=options.get("response_type", "Single Paragraph"),
-        system_prompt=project.prompt(project.config.local_search.prompt),
+        system_prompt=project.prompt(config.local_search.prompt),
     )
-    meter_model(engine, project.config.local_search.completion_model_id)
+    meter_model(engine, config.local_search.completion_model_id)
     return OffLoopSearch(engine)
 
 
@@ -111,12 +131,13 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
     from graphrag.query.factory import get_basic_search_engine
     from graphrag.query.indexer_adapters import read_indexer_text_units
 
+    config = configured(project, options, "basic_search")
     upstream = get_basic_search_engine(
         text_units=read_indexer_text_units(await project.require("text_units")),
         text_unit_embeddings=in_memory(project.vector_store(text_unit_text_embedding)),
-        config=project.config,
+        config=config,
         response_type=options.get("response_type", "Single Paragraph"),
-        system_prompt=project.prompt(project.config.basic_search.prompt),
+        system_prompt=project.prompt(config.basic_search.prompt),
     )
     engine = AnsweringBasicSearch(
         model=upstream.model,
@@ -127,7 +148,7 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
         model_params=upstream.model_params,
         context_builder_params=upstream.context_builder_params,
     )
-    meter_model(engine, project.config.basic_search.completion_model_id)
+    meter_model(engine, config.basic_search.completion_model_id)
     return OffLoopSearch(engine)
 
 
@@ -160,3 +181,104 @@ async def build_tog(project: Project, options: dict[str, Any]) -> SearchEngine:
         settings=settings,
         root=project.root,
     )
+
+
+async def build_global(project: Project, options: dict[str, Any]) -> SearchEngine:
+    """graphrag global search: map over community reports, then reduce (stages metered apart).
+
+    `options["dynamic_community_selection"]` rates communities with the model first
+    (stage `selection`) instead of taking every report at `community_level`.
+    """
+    from graphrag.query.factory import get_global_search_engine
+    from graphrag.query.indexer_adapters import (
+        read_indexer_communities,
+        read_indexer_entities,
+        read_indexer_reports,
+    )
+
+    config = configured(project, options, "global_search")
+    level = options.get("community_level", 2)
+    dynamic = bool(options.get("dynamic_community_selection", False))
+    communities = await project.require("communities")
+    reports = await project.require("community_reports")
+    gs = config.global_search
+    engine = get_global_search_engine(
+        config,
+        reports=read_indexer_reports(
+            reports, communities, level, dynamic_community_selection=dynamic
+        ),
+        entities=read_indexer_entities(await project.require("entities"), communities, level),
+        communities=read_indexer_communities(communities, reports),
+        response_type=options.get("response_type", "Single Paragraph"),
+        dynamic_community_selection=dynamic,
+        map_system_prompt=project.prompt(gs.map_prompt),
+        reduce_system_prompt=project.prompt(gs.reduce_prompt),
+        general_knowledge_inclusion_prompt=project.prompt(gs.knowledge_prompt),
+    )
+    model_id = gs.completion_model_id
+    inner, model_config = engine.model, engine.model._model_config
+    engine.model = MeteredCompletion(inner, model_config, model_id, "reduce")
+    batch = engine._map_response_single_batch
+
+    async def map_batch(*args: Any, **kwargs: Any) -> Any:
+        with stage("map"):  # each batch runs in a task of its own
+            return await batch(*args, **kwargs)
+
+    engine._map_response_single_batch = map_batch  # type: ignore[method-assign]
+    selection = getattr(engine.context_builder, "dynamic_community_selection", None)
+    if selection is not None:
+        selection.model = MeteredCompletion(inner, model_config, model_id, "selection")
+        return engine  # rating communities calls the model: the context stays on the loop
+    return OffLoopSearch(engine)
+
+
+async def build_drift(project: Project, options: dict[str, Any]) -> SearchEngine:
+    """graphrag DRIFT search: primer, local actions, reduce (stages metered apart).
+
+    Its synchronous embedding calls stay off the event loop: the primer's expanded query
+    is embedded asynchronously as soon as the model returns it, and each local action's
+    context is built in a worker thread.
+    """
+    from graphrag.config.embeddings import (
+        community_full_content_embedding,
+        entity_description_embedding,
+    )
+    from graphrag.query.factory import get_drift_search_engine
+    from graphrag.query.indexer_adapters import (
+        read_indexer_entities,
+        read_indexer_relationships,
+        read_indexer_report_embeddings,
+        read_indexer_reports,
+        read_indexer_text_units,
+    )
+
+    config = configured(project, options, "drift_search")
+    level = int(options.get("community_level", 2))
+    communities = await project.require("communities")
+    reports = read_indexer_reports(await project.require("community_reports"), communities, level)
+    read_indexer_report_embeddings(
+        reports, in_memory(project.vector_store(community_full_content_embedding))
+    )
+    ds = config.drift_search
+    engine = get_drift_search_engine(
+        config=config,
+        reports=reports,
+        text_units=read_indexer_text_units(await project.require("text_units")),
+        entities=read_indexer_entities(await project.require("entities"), communities, level),
+        relationships=read_indexer_relationships(await project.require("relationships")),
+        description_embedding_store=in_memory(project.vector_store(entity_description_embedding)),
+        local_system_prompt=project.prompt(ds.prompt),
+        reduce_system_prompt=project.prompt(ds.reduce_prompt),
+        response_type=options.get("response_type", "Single Paragraph"),
+    )
+    model_id = ds.completion_model_id
+    inner, model_config = engine.model, engine.model._model_config
+    builder = engine.context_builder
+    embedder = QueryEmbedder(builder.text_embedder)
+    builder.text_embedder = embedder
+    builder.model = PrefetchingCompletion(inner, model_config, model_id, "primer", embedder)
+    engine.primer.chat_model = MeteredCompletion(inner, model_config, model_id, "primer")
+    engine.local_search.model = MeteredCompletion(inner, model_config, model_id, "action")
+    engine.local_search = OffLoopSearch(engine.local_search)  # type: ignore[assignment]
+    engine.model = MeteredCompletion(inner, model_config, model_id, "reduce")
+    return engine

@@ -10,18 +10,29 @@ hands those logged exceptions to the current meter, so `run_search` can fail the
 
 from __future__ import annotations
 
+import contextvars
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from gtog.llm import ChatModel, current_meter
+from gtog.search.offloop import QueryEmbedder, prefetched_embedding
 
 if TYPE_CHECKING:
     from graphrag_llm.completion import LLMCompletion
     from graphrag_llm.config import ModelConfig
 
-__all__ = ["MeteredCompletion", "meter_model", "watch_swallowed_errors"]
+__all__ = [
+    "MeteredCompletion",
+    "PrefetchingCompletion",
+    "meter_model",
+    "stage",
+    "watch_swallowed_errors",
+]
+
+_stage: contextvars.ContextVar[str | None] = contextvars.ContextVar("gtog_stage", default=None)
 
 
 class _SwallowedErrors(logging.Handler):
@@ -74,12 +85,51 @@ class MeteredCompletion:
         messages = kwargs.pop("messages")
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
-        response, reply = await self._chat.complete(messages, category=self._category, **kwargs)
+        category = _stage.get() or self._category
+        response, reply = await self._chat.complete(messages, category=category, **kwargs)
+        await self._after(reply.text)
         return _replay(reply.text) if stream else response
+
+    async def _after(self, text: str) -> None:
+        """Hook run after each reply (nothing here)."""
 
     def completion(self, **kwargs: Any) -> Any:
         """Synchronous calls are not metered; engines here only call `completion_async`."""
         return self._inner.completion(**kwargs)
+
+
+class PrefetchingCompletion(MeteredCompletion):
+    """A metered model whose reply is embedded at once, asynchronously, for the code after it.
+
+    graphrag's DRIFT primer embeds the model's expanded query with a synchronous call;
+    with the embedding fetched here, its `QueryEmbedder` answers that call at once.
+    """
+
+    def __init__(
+        self,
+        inner: LLMCompletion,
+        config: ModelConfig,
+        model_id: str,
+        category: str,
+        embedder: QueryEmbedder,
+    ) -> None:
+        super().__init__(inner, config, model_id, category)
+        self._embedder = embedder
+
+    async def _after(self, text: str) -> None:
+        if text:
+            response = await self._embedder.inner.embedding_async(input=[text])
+            prefetched_embedding(text, response)
+
+
+@contextmanager
+def stage(name: str) -> Iterator[None]:
+    """Count the model calls made inside the block (in this task) under `name`."""
+    token = _stage.set(name)
+    try:
+        yield
+    finally:
+        _stage.reset(token)
 
 
 async def _replay(text: str) -> AsyncIterator[Any]:

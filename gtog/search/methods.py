@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gtog.errors import InputError
 from gtog.hashing import stable_hash
-from gtog.search.builders import build_basic, build_local, build_tog
+from gtog.search.builders import build_basic, build_drift, build_global, build_local, build_tog
 from gtog.search.outcome import SearchEngine
 
 if TYPE_CHECKING:
@@ -59,6 +59,21 @@ class Method:
     """The settings block its overrides come from (`tog_search`), if any."""
     validate: Validate = _no_check
     """Checks the overrides of `block` (raises InputError naming `source`)."""
+    extras: frozenset[str] = frozenset()
+    """Engine options (not settings.yaml fields) that `block` also takes."""
+    typed_block: bool = False
+    """A configured response type is also a setting of `block` (ToG's)."""
+
+    def options(self, overrides: dict[str, Any], response_type: str | None) -> dict[str, Any]:
+        """Engine options from `block` overrides: its extras apart, the rest as the block."""
+        options: dict[str, Any] = {k: v for k, v in overrides.items() if k in self.extras}
+        options["response_type"] = response_type or DEFAULT_RESPONSE_TYPE
+        if self.block is not None:
+            block = {k: v for k, v in overrides.items() if k not in self.extras}
+            if self.typed_block and response_type is not None:
+                block = {"response_type": response_type, **block}
+            options[self.block] = block
+        return options
 
 
 def model_spec(project: Project, model_id: str, completion: bool) -> dict[str, Any]:
@@ -78,21 +93,65 @@ def model_spec(project: Project, model_id: str, completion: bool) -> dict[str, A
     }
 
 
-def _graphrag_settings(block: str) -> Settings:
+_PROMPTS = {
+    "local_search": ("prompt",),
+    "basic_search": ("prompt",),
+    "global_search": ("map_prompt", "reduce_prompt", "knowledge_prompt"),
+    "drift_search": ("prompt", "reduce_prompt"),
+}
+
+
+def _graphrag_settings(block: str, extras: frozenset[str] = frozenset()) -> Settings:
     """Effective settings of a graphrag search configured by `settings.yaml`'s `block`."""
 
     def settings(project: Project, options: dict[str, Any]) -> dict[str, Any]:
-        search = getattr(project.config, block)
-        prompt = project.prompt(search.prompt)
-        return {
-            block: search.model_dump(mode="json", exclude={"prompt"}),
-            "prompt": stable_hash(prompt) if prompt is not None else "graphrag default",
+        from gtog.search.builders import configured
+
+        search = getattr(configured(project, options, block), block)
+        prompts = {name: project.prompt(getattr(search, name)) for name in _PROMPTS[block]}
+        out = {
+            block: search.model_dump(mode="json", exclude=set(_PROMPTS[block])),
             "response_type": options.get("response_type", DEFAULT_RESPONSE_TYPE),
             "completion": model_spec(project, search.completion_model_id, True),
-            "embedding": model_spec(project, search.embedding_model_id, False),
         }
+        for name, text in prompts.items():
+            out[name] = stable_hash(text) if text is not None else "graphrag default"
+        if getattr(search, "embedding_model_id", None):
+            out["embedding"] = model_spec(project, search.embedding_model_id, False)
+        out.update({k: options[k] for k in sorted(extras) if k in options})
+        return out
 
     return settings
+
+
+def _graphrag_check(block: str, extras: frozenset[str] = frozenset()) -> Validate:
+    """Overrides of `block` must name fields of graphrag's config block (or `extras`)."""
+
+    def check(overrides: dict[str, Any], source: str) -> None:
+        from graphrag.config.models.graph_rag_config import GraphRagConfig
+
+        model = GraphRagConfig.model_fields[block].annotation
+        known = set(getattr(model, "model_fields", {})) | set(extras)
+        for key in overrides:
+            if key not in known:
+                raise InputError(
+                    f"{source}: {block}.{key}: unknown key (choose from {', '.join(sorted(known))})"
+                )
+
+    return check
+
+
+def _graphrag(build: Builder, block: str, extras: frozenset[str] = frozenset()) -> Method:
+    return Method(
+        build,
+        _graphrag_settings(block, extras),
+        block=block,
+        validate=_graphrag_check(block, extras),
+        extras=extras,
+    )
+
+
+_LEVEL = frozenset({"community_level"})
 
 
 def _tog_settings(project: Project, options: dict[str, Any]) -> dict[str, Any]:
@@ -121,9 +180,13 @@ def _tog_check(overrides: dict[str, Any], source: str) -> None:
 
 
 METHODS: dict[str, Method | Builder] = {
-    "local": Method(build_local, _graphrag_settings("local_search")),
-    "basic": Method(build_basic, _graphrag_settings("basic_search")),
-    "tog": Method(build_tog, _tog_settings, block="tog_search", validate=_tog_check),
+    "local": _graphrag(build_local, "local_search", _LEVEL),
+    "basic": _graphrag(build_basic, "basic_search"),
+    "global": _graphrag(build_global, "global_search", _LEVEL | {"dynamic_community_selection"}),
+    "drift": _graphrag(build_drift, "drift_search", _LEVEL),
+    "tog": Method(
+        build_tog, _tog_settings, block="tog_search", validate=_tog_check, typed_block=True
+    ),
 }
 """Method name -> `Method` (or a plain async builder). One entry adds a method."""
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import inspect
 from collections.abc import Iterator, MutableMapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ __all__ = [
     "QueryEmbedder",
     "QuestionAttributes",
     "context_threads",
+    "prefetched_embedding",
 ]
 
 
@@ -123,12 +125,25 @@ class PrebuiltContext:
         self.inner = inner
 
     def build_context(self, *args: Any, **kwargs: Any) -> Any:
-        """The prebuilt context, else the wrapped builder's."""
+        """The prebuilt context, else the wrapped builder's (awaitable if the builder's is)."""
         ready = _prebuilt.get()
-        return ready if ready is not None else self.inner.build_context(*args, **kwargs)
+        if ready is None:
+            return self.inner.build_context(*args, **kwargs)
+        if inspect.iscoroutinefunction(self.inner.build_context):
+            return _ready(ready)
+        return ready
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+async def _ready(value: Any) -> Any:
+    return value
+
+
+def prefetched_embedding(text: str, response: Any) -> None:
+    """Hand `response` to a `QueryEmbedder` asked for `input=[text]` in this task."""
+    _embedded.set((text, response))
 
 
 class QueryEmbedder:
@@ -171,14 +186,21 @@ class OffLoopSearch:
             for rel in relationships.values():
                 rel.attributes = QuestionAttributes(rel.attributes)
 
-    async def search(self, query: str) -> SearchResult:
-        """Build the context in a thread, then search with it."""
+    async def search(self, query: str, **kwargs: Any) -> SearchResult:
+        """Build the context in a thread, then search with it.
+
+        A builder whose `build_context` is a coroutine (and calls no model) is run to its
+        end in the thread.
+        """
         build = functools.partial(
             self._builder.build_context,
             query=query,
             conversation_history=None,
+            **kwargs,
             **self.engine.context_builder_params,
         )
+        if inspect.iscoroutinefunction(self._builder.build_context):
+            build = functools.partial(_run_to_end, build)
         loop = asyncio.get_running_loop()
         question = contextvars.copy_context()
         question.run(_overlay.set, {})
@@ -188,6 +210,11 @@ class OffLoopSearch:
         context = await loop.run_in_executor(_executor.get(), question.run, build)
         token = _prebuilt.set(context)
         try:
-            return await self.engine.search(query)
+            return await self.engine.search(query, **kwargs)
         finally:
             _prebuilt.reset(token)
+
+
+def _run_to_end(build: Any) -> Any:
+    """Run an async context build that makes no model call, in this (worker) thread."""
+    return asyncio.run(build())

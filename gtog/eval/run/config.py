@@ -88,6 +88,20 @@ class EvalConfig(_Strict):
     """Not given: the four judges, plus evidence_recall when the dataset has evidence."""
     tog_search: dict[str, Any] = Field(default_factory=dict)
     """Overrides for ToG settings (width, depth, ...) on top of each index's settings.yaml."""
+    local_search: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of settings.yaml's local_search block (and `community_level`)."""
+    basic_search: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of settings.yaml's basic_search block."""
+    global_search: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of settings.yaml's global_search block (and `community_level`,
+    `dynamic_community_selection`)."""
+    drift_search: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of settings.yaml's drift_search block (and `community_level`)."""
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """name -> {method: <method>, <its settings block>: {...}, response_type: ...}: a
+    configuration compared as if it were a method (list its name under `methods`)."""
+    answers: dict[str, str] = Field(default_factory=dict)
+    """name -> JSONL file of answers made elsewhere: a method whose answers are read."""
     response_type: str | dict[str, str] = DEFAULT_RESPONSE_TYPE
     """One answer format for every method, or one per method ({tog: ..., local: ...})."""
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)

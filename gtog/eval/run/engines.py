@@ -6,9 +6,9 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from gtog.eval.run.spec import engine_options
+from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.state import EvalRun
-from gtog.search import SearchEngine, build_engine
+from gtog.search import SearchEngine
 
 __all__ = ["Engines"]
 
@@ -21,16 +21,23 @@ class Engines:
     def __init__(self, run: EvalRun) -> None:
         self._run = run
         self._built: dict[tuple[str, str], SearchEngine | BaseException] = {}
+        # (an answers file's method needs no engine: `get` hands back its answers)
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
-    async def get(self, key: str, method: str) -> SearchEngine | BaseException:
+    async def get(self, key: str, method: str) -> SearchEngine | AnswerBook | BaseException:
+        """The engine of `method` on index `key` (an answers file's answers; the build's
+        exception if it could not be built)."""
+        if method in self._run.answers:
+            return self._run.answers[method]
         slot = (key, method)
         lock = self._locks.setdefault(slot, asyncio.Lock())
         async with lock:
             if slot not in self._built:
-                options = engine_options(method, self._run.config)
+                plan = self._run.run_methods[method]
                 try:
-                    self._built[slot] = await build_engine(method, self._run.projects[key], options)
+                    self._built[slot] = await plan.entry.build(
+                        self._run.projects[key], plan.options
+                    )
                 except Exception as exc:  # recorded per question; the run goes on
                     logger.exception("could not build the %s engine for %s", method, key)
                     self._built[slot] = exc

@@ -22,6 +22,7 @@ from gtog.errors import FatalRunError, describe_exception
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.records import Efficiency, MethodRecord
 from gtog.eval.results.spec import CHECKPOINT_NAME
+from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.checkpoint import Checkpoint
 from gtog.eval.run.engines import Engines
 from gtog.eval.run.guard import Guard, parse_budget
@@ -36,6 +37,8 @@ __all__ = ["ProgressHook", "run_evaluation", "run_evaluation_async"]
 
 logger = logging.getLogger(__name__)
 
+Engine = SearchEngine | AnswerBook
+
 
 def _context_str(context: Any) -> str:
     if isinstance(context, dict):
@@ -45,10 +48,34 @@ def _context_str(context: Any) -> str:
     return str(context or "")
 
 
+def _read_answer(run: EvalRun, item: QAItem, record: MethodRecord, book: AnswerBook) -> str | None:
+    """Fill `record` from an answers file; a question it does not answer is the pair's error."""
+    line = book.get(item)
+    if line is None:
+        record.error = f"no answer in {book.path.name}"
+        record.error_kind = "no answer"
+        return None
+    record.response = line.answer
+    counts = (line.latency, line.llm_calls, line.prompt_tokens, line.output_tokens)
+    if None not in counts:  # a cost the file does not state is unknown, never 0
+        record.efficiency = Efficiency(
+            latency=line.latency,
+            llm_calls=line.llm_calls,
+            prompt_tokens=line.prompt_tokens,
+            output_tokens=line.output_tokens,
+            cost_usd=line.cost_usd,
+        )
+    if run.config.output.save_intermediate:
+        record.context_text = line.context
+    return line.context
+
+
 async def _search(
-    run: EvalRun, item: QAItem, record: MethodRecord, engine: SearchEngine | BaseException
+    run: EvalRun, item: QAItem, record: MethodRecord, engine: Engine | BaseException
 ) -> str | None:
     """Fill `record` with the answer and its cost; returns the context text (None: failed)."""
+    if isinstance(engine, AnswerBook):
+        return _read_answer(run, item, record, engine)
     if isinstance(engine, BaseException):
         if fatal_reason(engine) is not None:
             raise engine
@@ -112,7 +139,7 @@ def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
 
 
 async def _evaluate_one(
-    run: EvalRun, item: QAItem, method: str, engine: SearchEngine | BaseException
+    run: EvalRun, item: QAItem, method: str, engine: Engine | BaseException
 ) -> MethodRecord:
     record = MethodRecord(
         qid=item.qid,
@@ -206,7 +233,7 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
             rejudged = await _rejudge_one(run, items[record.qid], record)
         await finish(rejudged)
 
-    await engines.build((q.index_key, m) for q, m in todo)
+    await engines.build((q.index_key, m) for q, m in todo if m not in run.answers)
     # the indexes, engines and imports are never garbage: spare them the collector's
     # full passes, which otherwise stall every question for a third of a second
     gc.freeze()

@@ -22,11 +22,13 @@ from gtog.eval.results.spec import (
     spec_changes,
 )
 from gtog.eval.results.views import QA_DIR
+from gtog.eval.run.answers import load_answers
 from gtog.eval.run.config import EvalConfig, load_eval_config
 from gtog.eval.run.guard import parse_budget
 from gtog.eval.run.judging import judge_prompts, load_judge_model, scoring_setup
 from gtog.eval.run.lock import OutputLock
-from gtog.eval.run.spec import build_spec, validate_method_settings
+from gtog.eval.run.methods import RunMethod, resolve_methods
+from gtog.eval.run.spec import build_spec
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import build_scorers
 from gtog.project import Project, load_project
@@ -51,20 +53,20 @@ def _load_config(options: EvalOptions) -> tuple[Path, Path, EvalConfig]:
     return root, config_path, load_eval_config(config_path)
 
 
-def _select_methods(options: EvalOptions, config: EvalConfig, config_path: Path) -> list[str]:
+def _select_methods(
+    options: EvalOptions, config: EvalConfig, config_path: Path, root: Path
+) -> dict[str, RunMethod]:
     methods = _split(options.methods) or list(dict.fromkeys(config.methods))
-    for m in methods:
-        if m not in METHODS:
-            source = "--methods" if options.methods else f"{config_path}: methods"
-            raise InputError(f"{source}: unknown method {m!r} (choose from {', '.join(METHODS)})")
+    source = "--methods" if options.methods else f"{config_path}: methods"
+    known = [*METHODS, *config.variants, *config.answers]
     if isinstance(config.response_type, dict):
         for m in config.response_type:
-            if m not in METHODS:
+            if m not in known:
                 raise InputError(
                     f"{config_path}: response_type: unknown method {m!r} "
-                    f"(choose from {', '.join(METHODS)})"
+                    f"(choose from {', '.join(known)})"
                 )
-    return methods
+    return resolve_methods(methods, config, config_path, root, source)
 
 
 def _select_items(
@@ -200,14 +202,15 @@ def prepare(options: EvalOptions) -> EvalRun:
             f"{config_path}: metrics: evidence_recall is asked for but no question in the "
             "dataset has gold evidence (a 'context' field); it stays unscored"
         )
-    methods = _select_methods(options, config, config_path)
+    run_methods = _select_methods(options, config, config_path, root)
+    methods = list(run_methods)
     items, keys = _select_items(options, config, config_path, dataset_path, all_items)
     projects = _load_projects(root, config, keys, options)
     judges = {k: load_judge_model(config, p.config, p.settings_path) for k, p in projects.items()}
     prompts = judge_prompts(root, config, config_path)
     parts = {
         "projects": projects,
-        "methods": methods,
+        "methods": run_methods,
         "judges": judges,
         "all_items": all_items,
         "config_path": config_path,
@@ -215,7 +218,13 @@ def prepare(options: EvalOptions) -> EvalRun:
         "prompts": prompts,
         "repeats": dataset.repeated_questions,
     }
-    validate_method_settings(methods, config, config_path)
+    answers = load_answers(run_methods, all_items)
+    for name, book in answers.items():
+        if book.unmatched:
+            dataset.warnings.append(
+                f"{book.path}: {book.unmatched} answer(s) match no question of the dataset "
+                f"(method {name!r}); they are left out"
+            )
     spec = build_spec(parts, options, config)
     parse_budget(options.max_errors, 1)
     if options.shard is not None:
@@ -226,6 +235,8 @@ def prepare(options: EvalOptions) -> EvalRun:
         config_path=config_path,
         items=items,
         methods=methods,
+        run_methods=run_methods,
+        answers=answers,
         projects=projects,
         judges=judges,
         prompts=prompts,

@@ -10,32 +10,24 @@ from typing import TYPE_CHECKING, Any
 import gtog
 from gtog.eval.dataset import QAItem, dataset_fingerprint
 from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, stable_hash
-from gtog.eval.run.config import DEFAULT_RESPONSE_TYPE, EvalConfig
+from gtog.eval.run.answers import file_hash
+from gtog.eval.run.config import EvalConfig
+from gtog.eval.run.methods import RunMethod
 from gtog.eval.run.state import EvalOptions
-from gtog.search import method_entry
 
 if TYPE_CHECKING:
     from gtog.llm import ChatModel
     from gtog.project import Project
 
-__all__ = ["build_spec", "engine_options", "index_hash", "validate_method_settings"]
+__all__ = ["build_spec", "index_hash", "method_settings"]
 
 
-def engine_options(method: str, config: EvalConfig) -> dict[str, Any]:
-    """What `build_engine` gets: the method's response type and the ToG overrides."""
-    response_type = config.response_type_for(method)
-    tog_search = dict(config.tog_search)
-    if method == "tog" and response_type is not None:
-        tog_search = {"response_type": response_type, **tog_search}
-    return {"response_type": response_type or DEFAULT_RESPONSE_TYPE, "tog_search": tog_search}
-
-
-def validate_method_settings(methods: list[str], config: EvalConfig, config_path: Path) -> None:
-    """Each method's overrides in the config, checked by its registry entry."""
-    for m in methods:
-        entry = method_entry(m)
-        if entry.block is not None and entry.block in EvalConfig.model_fields:
-            entry.validate(getattr(config, entry.block), str(config_path))
+def method_settings(method: RunMethod, project: Project) -> dict[str, Any]:
+    """What `method`'s answers on `project` depend on (for an answers file: its content)."""
+    if method.answers is not None:
+        return {"answers": str(method.answers), "hash": file_hash(method.answers)}
+    settings = method.entry.settings(project, method.options)
+    return {"method": method.base, **settings} if method.base != method.name else settings
 
 
 def index_hash(project: Project) -> str:
@@ -56,7 +48,7 @@ def index_hash(project: Project) -> str:
 
 def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConfig) -> EvalSpec:
     projects: dict[str, Project] = run_parts["projects"]
-    methods: list[str] = run_parts["methods"]
+    methods: dict[str, RunMethod] = run_parts["methods"]
     judges: dict[str, ChatModel] = run_parts["judges"]
     all_items: list[QAItem] = run_parts["all_items"]
     jc = config.judge
@@ -70,14 +62,11 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             questions=len(all_items),
             repeats=run_parts["repeats"],
         ),
-        methods=methods,
+        methods=list(methods),
         limit=options.limit,
         method_settings={
-            m: {
-                k: method_entry(m).settings(p, engine_options(m, config))
-                for k, p in projects.items()
-            }
-            for m in methods
+            name: {k: method_settings(m, p) for k, p in projects.items()}
+            for name, m in methods.items()
         },
         indexes={k: index_hash(p) for k, p in projects.items()},
         judge=JudgeSpec(

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.records import MethodRecord
 from gtog.eval.results.spec import EvalSpec
+from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.run.lock import OutputLock
+from gtog.eval.run.methods import RunMethod
 from gtog.eval.run.shard import Shard
 from gtog.eval.scoring import PromptSet, Scorer
 from gtog.redact import Redactor
@@ -61,6 +63,10 @@ class EvalRun:
     projects: dict[str, Project]
     judges: dict[str, ChatModel]
     prompts: PromptSet
+    run_methods: dict[str, RunMethod]
+    """method name -> how it answers (registry method and options, or an answers file)."""
+    answers: dict[str, AnswerBook]
+    """answers-file method name -> its answers, read and matched before any work."""
     scorers: dict[str, list[Scorer]]
     """index key -> the run's metrics as scorers (with that index's judge model)."""
     output_dir: Path
