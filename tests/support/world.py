@@ -308,6 +308,77 @@ def search_rules(facts: list[Fact] | None = None) -> list[Rule]:
     ]
 
 
+# -- graphrag's global and DRIFT searches ----------------------------------------------------
+def _known(facts: list[Fact], question: str, context: str) -> Fact | None:
+    """The fact a question asks for, when its evidence is in `context`."""
+    fact = {_lower(f.question): f for f in facts}.get(_lower(question).strip())
+    if fact and all(e.lower() in _lower(context) for e in fact.evidence):
+        return fact
+    return None
+
+
+def _answered(facts: list[Fact], question: str, context: str) -> Fact | None:
+    """The fact a question asks for, when its answer is already in `context`."""
+    fact = {_lower(f.question): f for f in facts}.get(_lower(question).strip())
+    return fact if fact and fact.answer.lower() in _lower(context) else None
+
+
+_DETAIL = "In detail: "
+"""How the scripted DRIFT primer words its follow-up query (a new query, not the question)."""
+
+
+def global_drift_rules(facts: list[Fact] | None = None) -> list[Rule]:
+    """global's map (JSON points) and reduce; DRIFT's HyDE expansion, primer (JSON),
+    local actions (JSON) and reduce, each in the shape graphrag parses."""
+    facts = example_facts() if facts is None else facts
+
+    def global_map(r: ChatRequest) -> str:
+        fact = _known(facts, r.last_user, r.system)
+        points = (
+            [{"description": f"{fact.answer} [Data: Reports (1)]", "score": 90}] if fact else []
+        )
+        return json.dumps({"points": points})
+
+    def answer_from_reports(r: ChatRequest) -> str:
+        fact = _answered(facts, r.last_user, r.system)
+        return f"{fact.answer}." if fact else "I do not know."
+
+    def primer(r: ChatRequest) -> str:
+        m = re.search(
+            r"For the query:\s*(.*?)\s*The top-ranked community summaries:", r.prompt, re.S
+        )
+        query = m.group(1).strip() if m else ""
+        fact = _known(facts, query, r.prompt)
+        answer = f"# Answer\n{fact.answer}." if fact else "# Answer\nNot in these reports."
+        return json.dumps(
+            {"intermediate_answer": answer, "score": 60, "follow_up_queries": [f"{_DETAIL}{query}"]}
+        )
+
+    def action(r: ChatRequest) -> str:
+        fact = _known(facts, r.last_user.removeprefix(_DETAIL), r.system)
+        response = f"{fact.answer}." if fact else "I do not know."
+        return json.dumps(
+            {"response": response, "score": 80 if fact else 10, "follow_up_queries": []}
+        )
+
+    return [
+        Rule("global:map", lambda r: '"points": [' in r.system, global_map),
+        Rule("global:reduce", lambda r: "multiple analysts" in r.system, answer_from_reports),
+        Rule(
+            "drift:hyde",
+            lambda r: "Create a hypothetical answer to the following query" in r.prompt,
+            lambda r: "A hypothetical answer about the people of the story.",
+        ),
+        Rule("drift:primer", lambda r: "'intermediate_answer': str" in r.prompt, primer),
+        Rule("drift:action", lambda r: "'follow_up_queries': List[str]" in r.system, action),
+        Rule(
+            "drift:reduce",
+            lambda r: "questions about data in the reports provided" in r.system,
+            answer_from_reports,
+        ),
+    ]
+
+
 def default_rules() -> list[Rule]:
     """Everything above, judges first (their prompts quote answers and contexts)."""
-    return [*judge_rules(), *indexing_rules(), *search_rules()]
+    return [*judge_rules(), *indexing_rules(), *global_drift_rules(), *search_rules()]
