@@ -3,29 +3,25 @@
 from __future__ import annotations
 
 import os
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-__all__ = ["QueryMethod", "register"]
+__all__ = ["register"]
 
-GTOG_ENGINES = ("tog", "local", "basic")
-"""Methods answered by gtog's search layer (all of them with --local)."""
+GRAPHRAG_METHODS = ("local", "global", "drift", "basic")
+"""Methods graphrag's own query command answers (without --local)."""
 
 
 _HERE = Path(".")
 
 
-class QueryMethod(StrEnum):
-    """graphrag's search methods and Think-on-Graph."""
+def _search_methods() -> list[str]:
+    """Every method gtog's search layer answers: built in and from other packages."""
+    from gtog.search import load_plugin_methods
 
-    LOCAL = "local"
-    GLOBAL = "global"
-    DRIFT = "drift"
-    BASIC = "basic"
-    TOG = "tog"
+    return list(load_plugin_methods())
 
 
 def _in_cwd(fn: Any, **kwargs: Any) -> Any:
@@ -126,9 +122,12 @@ def _query(
         ),
     ] = _HERE,
     method: Annotated[
-        QueryMethod | None,
+        str | None,
         typer.Option(
-            "--method", "-m", help="The query algorithm (default: global; with --local: local)."
+            "--method",
+            "-m",
+            help="The query algorithm: local, global, drift, basic, tog, or a plug-in "
+            "method (default: global; with --local: local).",
         ),
     ] = None,
     verbose: Annotated[
@@ -184,22 +183,25 @@ def _query(
 ) -> None:
     """Query a knowledge graph index (graphrag's methods, or Think-on-Graph)."""
     from rich.console import Console
+    from rich.markup import escape
 
     from gtog.errors import FatalRunError, InputError
     from gtog.search import SearchFailed
 
     err = Console(stderr=True)
-    chosen = method.value if method is not None else None
+    chosen = method
     if chosen is None:
         chosen = "local" if local else "global"
         if local:
-            err.print(
-                "--local: no --method given, using local (--local supports tog, local, basic)"
-            )
-    if local and chosen not in GTOG_ENGINES:
+            err.print("--local: no --method given, using local")
+    try:
+        known = _search_methods()
+    except InputError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    if chosen not in known:
         err.print(
-            f"[red]error:[/red] --method {chosen}: not supported with --local "
-            f"(use {', '.join(GTOG_ENGINES)})",
+            f"[red]error:[/red] --method {escape(chosen)}: unknown (use {', '.join(known)})",
             highlight=False,
         )
         raise typer.Exit(2)
@@ -220,7 +222,7 @@ def _query(
                 _engine_query(root, chosen, query, overrides=plan.overrides(root), **engine_args)
             return
         _preflight(root)
-        if chosen == "tog":
+        if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
             _engine_query(root, chosen, query, **engine_args)
             return
         _graphrag_query(

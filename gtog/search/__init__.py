@@ -19,6 +19,7 @@ from gtog.search.methods import (
     Builder,
     Method,
     build_engine,
+    load_plugin_methods,
     method_entry,
     model_spec,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "build_local",
     "build_tog",
     "context_threads",
+    "load_plugin_methods",
     "method_entry",
     "model_spec",
     "retrieved_sources",

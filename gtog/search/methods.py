@@ -25,10 +25,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_RESPONSE_TYPE",
+    "ENTRY_POINTS",
     "METHODS",
     "Builder",
     "Method",
     "build_engine",
+    "load_plugin_methods",
     "method_entry",
     "model_spec",
 ]
@@ -191,8 +193,38 @@ METHODS: dict[str, Method | Builder] = {
 """Method name -> `Method` (or a plain async builder). One entry adds a method."""
 
 
+ENTRY_POINTS = "gtog.methods"
+"""Entry point group of methods from other packages: `name = package.module:builder`."""
+
+_plugins_loaded = False
+
+
+def load_plugin_methods() -> dict[str, Method | Builder]:
+    """Add the methods other installed packages declare (entry point group `gtog.methods`).
+
+    An entry is a builder like gtog's own, `async (project, options) -> engine`, or a
+    `Method`. A name gtog already has is not replaced. Loaded once per process.
+    """
+    global _plugins_loaded
+    if not _plugins_loaded:
+        _plugins_loaded = True
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINTS):
+            if ep.name in METHODS:
+                continue
+            try:
+                METHODS[ep.name] = ep.load()
+            except Exception as exc:  # a broken plug-in names itself, not a traceback
+                raise InputError(
+                    f"entry point {ep.name} = {ep.value} ({ENTRY_POINTS}): cannot load: {exc}"
+                ) from None
+    return METHODS
+
+
 def method_entry(method: str) -> Method:
     """The registry entry of `method` as a `Method`; InputError if there is none."""
+    load_plugin_methods()
     if method not in METHODS:
         raise InputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
     entry = METHODS[method]

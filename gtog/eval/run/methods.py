@@ -14,7 +14,7 @@ from typing import Any
 
 from gtog.errors import InputError
 from gtog.eval.run.config import EvalConfig
-from gtog.search import METHODS, Method, method_entry
+from gtog.search import METHODS, Method, load_plugin_methods, method_entry
 
 __all__ = ["RunMethod", "resolve_methods"]
 
@@ -75,6 +75,7 @@ def resolve_methods(
     names: list[str], config: EvalConfig, config_path: Path, root: Path, source: str
 ) -> dict[str, RunMethod]:
     """Each of `names` resolved and checked; InputError names the file and key at fault."""
+    load_plugin_methods()
     for name in [*config.variants, *config.answers]:
         if name in METHODS:
             raise InputError(f"{config_path}: {name!r} is a built-in method; name it otherwise")

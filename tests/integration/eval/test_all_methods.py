@@ -185,3 +185,51 @@ def test_a_malformed_answers_line_names_the_file_and_line(
     result = gtog("eval", "--root", str(root), "--index-key", "lighthouse", "-q")
     assert result.returncode == 2 and "mine.jsonl: line 1: answer:" in result.stderr
     assert llm_server.chat_log() == []
+
+
+PLUGIN = Path(__file__).resolve().parents[2] / "support" / "plugin"
+
+
+def test_a_method_from_another_package_runs_in_eval_and_query(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from tests.support.projects import subprocess_env
+
+    env = {**subprocess_env(), "PYTHONPATH": str(PLUGIN)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gtog", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    root = make_eval_root(
+        tmp_path,
+        {"lighthouse": example_indexes["lighthouse"]},
+        methods=("echo", "local"),
+        extra="metrics: [token_recall]\n",
+    )
+    result = run("eval", "--root", str(root), "--index-key", "lighthouse", "--limit", "2", "-q")
+    assert result.returncode == 0, result.stderr
+    detailed, summary = load_results(root)
+    answers = [q["methods"]["echo"]["response"] for q in detailed["results"]]
+    assert answers[0] == "VARN ISLAND", answers  # the titles the question names
+    assert summary["by_method"]["echo"]["n"] == 2 and "echo" in summary["efficiency"]
+    query = run(
+        "query",
+        "--root",
+        str(example_indexes["lighthouse"]),
+        "-m",
+        "echo",
+        "What did Maren Holt keep?",
+    )
+    assert query.returncode == 0, query.stderr
+    assert query.stdout.strip() == "MAREN HOLT"
+    without = gtog("query", "--root", str(example_indexes["lighthouse"]), "-m", "echo", "?")
+    assert without.returncode == 2 and "--method echo: unknown" in without.stderr
