@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from gtog.cli.say import error
+from gtog.cli.say import warning as say_warning
+
 if TYPE_CHECKING:
     from gtog.eval.run import EvalRun
 
@@ -29,7 +32,7 @@ LOG_NAME = "eval.log"
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    error(err, message)
     return typer.Exit(code)
 
 
@@ -39,7 +42,7 @@ def _print_errors(run: EvalRun) -> None:
     kinds = error_kinds([r for r in run.done if r.method in run.methods])
     if not kinds:
         return
-    err.print(f"errors (details in {run.output_dir / LOG_NAME}):", highlight=False)
+    err.print(f"errors (details in {run.output_dir / LOG_NAME}):", highlight=False, markup=False)
     for entry in kinds:
         ex = entry["example"]
         err.print(
@@ -47,6 +50,7 @@ def _print_errors(run: EvalRun) -> None:
             f"{ex['message'][:100]}",
             highlight=False,
             soft_wrap=True,
+            markup=False,
         )
 
 
@@ -91,7 +95,7 @@ def _execute(run: EvalRun, quiet: bool) -> int:
                 task = progress.add_task("evaluating", total=len(todo) + len(to_judge))
                 run_sync(run_evaluation_async(run, on_record=lambda r: progress.advance(task)))
         except FatalRunError as exc:
-            err.print(f"[red]stopped:[/red] {exc}", highlight=False, soft_wrap=True)
+            error(err, exc, label="stopped")
             code = 1
         except KeyboardInterrupt:
             err.print("interrupted: finished records are in the checkpoint; rerun with --resume")
@@ -107,7 +111,7 @@ def _execute(run: EvalRun, quiet: bool) -> int:
     _show_summary(run, summary_path)
     _print_errors(run)
     written = (detailed, summary_path, run.output_dir / REPORT_NAME, run.output_dir / CSV_NAME)
-    err.print("\n".join(f"wrote {p}" for p in written), highlight=False)
+    err.print("\n".join(f"wrote {p}" for p in written), highlight=False, markup=False)
     searched = [r for r in run.done if r.method in run.methods]
     if code == 0 and searched and all(r.error for r in searched):
         err.print("[red]every search failed[/red]: see the errors above", highlight=False)
@@ -242,7 +246,7 @@ def eval_command(
             raise _fail(str(exc), 2) from None
         stack.callback(run.close)
         for warning in run.dataset_warnings:
-            err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
+            say_warning(err, warning)
         if run.mode == "complete":
             from gtog.eval.results.spec import SUMMARY_NAME
             from gtog.eval.run import write_results
@@ -255,6 +259,7 @@ def eval_command(
                 "(0 LLM calls; --force starts over)",
                 highlight=False,
                 soft_wrap=True,
+                markup=False,
             )
             _show_summary(run, run.output_dir / SUMMARY_NAME)
             return
@@ -294,7 +299,7 @@ def report_command(
     except InputError as exc:
         raise _fail(str(exc), 2) from None
     for path in (html_path, csv_path):
-        err.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False)
+        err.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False, markup=False)
 
 
 @eval_app.command("merge")
@@ -317,13 +322,14 @@ def merge_command(
     except InputError as exc:
         raise _fail(str(exc), 2) from None
     for label, n in result.missing.items():
-        err.print(f"[yellow]warning:[/yellow] shard {label}: {n} pairs not run", highlight=False)
+        say_warning(err, f"shard {label}: {n} pairs not run")
     assert result.summary is not None
     print_summary(json.loads(result.summary.read_text()), result.spec.judge.metrics)
     err.print(
         f"merged {result.shards} shards, {len(result.records)} records\n"
         f"wrote {result.detailed}\nwrote {result.summary}",
         highlight=False,
+        markup=False,
     )
 
 

@@ -11,6 +11,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from gtog.cli.say import error
 from gtog.errors import InputError
 
 __all__ = ["judge_check_command", "register"]
@@ -113,7 +114,7 @@ def judge_check_command(
                 cases, root, config, index_key=index_key, model_overrides=overrides
             )
         except InputError as exc:
-            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            error(err, exc)
             raise typer.Exit(2) from None
     console = Console()
     if not console.is_terminal:
@@ -121,7 +122,7 @@ def judge_check_command(
     console.print(_table(report))
     if output is not None:
         write_json_atomic(output, report)
-        err.print(f"wrote {output}", highlight=False)
+        err.print(f"wrote {output}", highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -16,6 +16,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from gtog.cli.say import error
+
 __all__ = ["LocalPlan", "plan_local_server"]
 
 
@@ -54,10 +56,10 @@ class LocalPlan:
         try:
             info = stack.enter_context(running_local_server(port=self.port))
         except (LocalExtraMissingError, WeightsError, LocalServerError) as exc:
-            console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            error(console, exc)
             raise typer.Exit(2) from None
         with stack:
-            console.print(f"local model server at {info.base_url}", highlight=False)
+            console.print(f"local model server at {info.base_url}", highlight=False, markup=False)
             yield
 
 

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gtog.cli.say import error, warning
 from gtog.llm import run_sync
 
 __all__ = ["register"]
@@ -41,7 +42,7 @@ ConfigOption = Annotated[
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    error(Console(stderr=True), message)
     return typer.Exit(2)
 
 
@@ -102,11 +103,7 @@ def qa_eval(
     problems = input_problems(reference_data, response_data, sources)
     err = Console(stderr=True)
     for qid, problem in problems.items():
-        err.print(
-            f"[yellow]warning:[/yellow] question {qid!r} not evaluated: {problem}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        warning(err, f"question {qid!r} not evaluated: {problem}")
     results = run_evaluation(
         reference_data,
         response_data,

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from gtog.cli.say import error
+
 __all__ = ["register"]
 
 GRAPHRAG_METHODS = ("local", "global", "drift", "basic")
@@ -183,7 +185,6 @@ def _query(
 ) -> None:
     """Query a knowledge graph index (graphrag's methods, or Think-on-Graph)."""
     from rich.console import Console
-    from rich.markup import escape
 
     from gtog.errors import FatalRunError, InputError
     from gtog.search import SearchFailed
@@ -197,13 +198,10 @@ def _query(
     try:
         known = _search_methods()
     except InputError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        error(err, exc)
         raise typer.Exit(2) from None
     if chosen not in known:
-        err.print(
-            f"[red]error:[/red] --method {escape(chosen)}: unknown (use {', '.join(known)})",
-            highlight=False,
-        )
+        error(err, f"--method {chosen}: unknown (use {', '.join(known)})")
         raise typer.Exit(2)
     engine_args: dict[str, Any] = {
         "data": data,
@@ -234,10 +232,10 @@ def _query(
             **engine_args,
         )
     except InputError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        error(err, exc)
         raise typer.Exit(2) from None
     except (FatalRunError, SearchFailed) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        error(err, exc)
         raise typer.Exit(1) from None
 
 

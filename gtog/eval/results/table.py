@@ -6,6 +6,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["ALPHA", "print_summary", "summary_table"]
@@ -91,7 +92,7 @@ def summary_table(summary: dict[str, Any], metrics: list[str]) -> Table:
     )
     table.add_column("method", style="bold", no_wrap=True)
     for m in metrics:
-        table.add_column(_SHORT.get(m, m), justify="right", no_wrap=True)
+        table.add_column(escape(_SHORT.get(m, m)), justify="right", no_wrap=True)
     for col in ("n", "errors", "sec p50", "sec p95", "calls", "tok p50", "$/answer"):
         table.add_column(col, justify="right", no_wrap=True)
     best = {m: _best(summary, m) for m in metrics}
@@ -111,7 +112,7 @@ def summary_table(summary: dict[str, Any], metrics: list[str]) -> Table:
             _fmt(eff.get("p50_tokens"), 0),
             _usd(per_answer),
         ]
-        table.add_row(method, *cells)
+        table.add_row(escape(method), *cells)
     table.caption = (
         f"{_question_note(summary, metrics)} (same_questions in the summary JSON; strict and "
         "per-method means are there too); ± half the 95% interval (Wilson for 0/1 judges, "
