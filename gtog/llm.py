@@ -21,6 +21,7 @@ import contextlib
 import contextvars
 import json
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -470,7 +471,12 @@ async def ask_json(
 
 
 async def _stop_litellm_worker() -> None:
-    """Stop LiteLLM's logging worker before its loop closes (else: "Task was destroyed")."""
+    """Stop LiteLLM's logging worker before its loop closes (else: "Task was destroyed").
+
+    Nothing to stop (and nothing imported) when LiteLLM was never loaded.
+    """
+    if "litellm" not in sys.modules:
+        return
     try:
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
     except ImportError:  # pragma: no cover - older LiteLLM has no worker

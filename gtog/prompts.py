@@ -1,6 +1,6 @@
 """The one prompt renderer: named placeholders filled in a single pass.
 
-`{name}`, `${name}` and `$name` are replaced where `name` is one of the given values;
+`{{name}}`, `{name}`, `${name}` and `$name` are replaced where `name` is one of the given values;
 anything else (JSON braces, unknown names) stays as written, and a substituted value is
 never scanned again, so an answer that contains `{question}` cannot pull in the question.
 """
@@ -12,14 +12,14 @@ from collections.abc import Mapping
 
 __all__ = ["placeholders", "render_prompt"]
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}|\$\{(\w+)\}|\$(\w+)")
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}|\{(\w+)\}|\$\{(\w+)\}|\$(\w+)")
 
 
 def render_prompt(template: str, values: Mapping[str, object]) -> str:
     """`template` with each known placeholder replaced by `str(value)`."""
 
     def fill(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2) or match.group(3)
+        name = next(g for g in match.groups() if g)
         return str(values[name]) if name in values else match.group(0)
 
     return _PLACEHOLDER.sub(fill, template)

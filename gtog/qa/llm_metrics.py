@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 
 from gtog.errors import describe_exception
 from gtog.llm import ChatModel, EmbeddingModel, ask_json, model_cost_usd
+from gtog.prompts import render_prompt as fill_template
 from gtog.qa.retrieval import f1_score
 
 __all__ = [
@@ -52,11 +53,9 @@ def _template(name: str) -> str:
 
 
 def render_prompt(name: str, **values: object) -> str:
-    """The prompt `name` with each `{{key}}` replaced by its value."""
-    text = _template(name)
-    for key, value in values.items():
-        text = text.replace("{{" + key + "}}", str(value))
-    return text
+    """The prompt `name` with each `{{key}}` replaced by its value, in one pass (gtog's one
+    renderer: a value holding `{{other_key}}` is never filled in again)."""
+    return fill_template(_template(name), values)
 
 
 def add_costs(*costs: float | None) -> float | None:

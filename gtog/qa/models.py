@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -69,6 +70,29 @@ def models_from_model_configs(
         cfg = ModelConfig(**embedding)
         emb = EmbeddingModel(create_embedding(cfg), cfg, "embedding_model")
     return JudgeModels(chat, emb)
+
+
+class _Deferred:
+    """Judge models built on first use (the LLM stack is imported only if a metric asks)."""
+
+    def __init__(self, build: Callable[[], JudgeModels]) -> None:
+        self._build = build
+        self._models: JudgeModels | None = None
+
+    def get(self) -> JudgeModels:
+        if self._models is None:
+            self._models = self._build()
+        return self._models
+
+
+class _DeferredModel:
+    """Stands for one of a `_Deferred`'s models until an attribute of it is used."""
+
+    def __init__(self, deferred: _Deferred, which: str) -> None:
+        self._deferred, self._which = deferred, which
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(getattr(self._deferred.get(), self._which), name)
 
 
 def _load_graphrag_settings(path: Path, chat_id: str, embedding_id: str) -> JudgeModels:
@@ -156,8 +180,14 @@ def load_judge_models(
         if not key:
             return JudgeModels()
         base = {"model_provider": "openai", "api_key": key}
-        return models_from_model_configs(
-            {**base, "model": "gpt-4o-mini"}, {**base, "model": "text-embedding-3-small"}
+        defaults = _Deferred(
+            lambda: models_from_model_configs(
+                {**base, "model": "gpt-4o-mini"}, {**base, "model": "text-embedding-3-small"}
+            )
+        )
+        return JudgeModels(
+            chat=cast(ChatModel, _DeferredModel(defaults, "chat")),
+            embedding=cast(EmbeddingModel, _DeferredModel(defaults, "embedding")),
         )
     path = Path(config)
     if path.is_dir():
