@@ -103,8 +103,8 @@ def _execute(run: EvalRun, quiet: bool) -> int:
         finally:
             if run.done:
                 detailed, summary_path = write_results(run)
-    if not run.done:
-        return code or 1
+    if not run.done:  # nothing finished: a failure, unless there was nothing to do (an empty shard)
+        return code or (1 if run.pairs else 0)
     from gtog.eval.report.publish import REPORT_NAME
     from gtog.eval.results.flat import CSV_NAME
 

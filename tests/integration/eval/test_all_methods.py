@@ -233,3 +233,42 @@ def test_a_method_from_another_package_runs_in_eval_and_query(
     assert query.stdout.strip() == "MAREN HOLT"
     without = gtog("query", "--root", str(example_indexes["lighthouse"]), "-m", "echo", "?")
     assert without.returncode == 2 and "--method echo: unknown" in without.stderr
+
+
+def test_variants_and_answers_shard_merge_and_rescore(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    root = make_eval_root(
+        tmp_path,
+        {"lighthouse": example_indexes["lighthouse"]},
+        methods=("tog_narrow", "mine"),
+        extra=(
+            "variants:\n  tog_narrow: {method: tog, tog_search: {width: 1, depth: 1}}\n"
+            "answers:\n  mine: mine.jsonl\nmetrics: [token_recall, correctness]\n"
+        ),
+    )
+    _answers(
+        root / "mine.jsonl",
+        [{"question_id": q, "answer": "Maren Holt"} for q in ("lh-01", "lh-02")],
+    )
+    args = ("eval", "--root", str(root), "--index-key", "lighthouse", "--limit", "2", "-q")
+    for i in range(2):
+        shard = gtog(*args, "--shard", f"{i}/2")
+        assert shard.returncode == 0, shard.stderr
+    shards = [str(root / "results" / f"shard-{i}-of-2") for i in range(2)]
+    merged = gtog("eval", "merge", str(tmp_path / "merged"), *shards)
+    assert merged.returncode == 0, merged.stderr
+    summary = json.loads((tmp_path / "merged" / "eval_results_summary.json").read_text())
+    assert set(summary["by_method"]) == {"tog_narrow", "mine"}
+    assert (
+        summary["by_method"]["mine"]["n"] == 2
+        and summary["by_method"]["mine"]["search_errors"] == 0
+    )
+    # --rescore re-judges the saved answers of both: no search call, no answers file read
+    assert gtog(*args).returncode == 0
+    llm_server.clear_log()
+    rescored = gtog(*args, "--rescore")
+    assert rescored.returncode == 0, rescored.stderr
+    assert llm_server.chat_log() and all(
+        e.rule and e.rule.startswith("judge") for e in llm_server.chat_log()
+    ), {e.rule for e in llm_server.chat_log()}
