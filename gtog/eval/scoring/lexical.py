@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import string
 import unicodedata
 from typing import TYPE_CHECKING
 
@@ -21,9 +20,11 @@ __all__ = [
     "evidence_recall",
     "normalize_tokens",
     "token_recall",
+    "words",
 ]
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_MARKER = re.compile(r"\[\s*\d+(?:\s*[-\u2013,;]\s*\d+)*\s*\]")
+_WORD = re.compile(r"[^\W_]+")
 _STOPWORDS = frozenset(
     {
         "a",
@@ -67,10 +68,16 @@ _STOPWORDS = frozenset(
 )
 
 
+def words(text: str) -> list[str]:
+    """The one tokenizer of both metrics: NFKC-normalised, case-folded runs of Unicode
+    letters and digits (any punctuation, straight or curly quotes, apostrophes and dashes
+    separate words), citation markers like `[3]` removed."""
+    return _WORD.findall(_MARKER.sub(" ", unicodedata.normalize("NFKC", text)).casefold())
+
+
 def normalize_tokens(text: str) -> list[str]:
-    """Lower-case words without punctuation, articles or common function words."""
-    text = text.lower().translate(str.maketrans(string.punctuation, " " * len(string.punctuation)))
-    return [w for w in _ARTICLES.sub(" ", text).split() if w not in _STOPWORDS]
+    """token_recall's words: `words` without articles or common function words."""
+    return [w for w in words(text) if w not in _STOPWORDS]
 
 
 def token_recall(reference: str, answer: str) -> float | None:
@@ -85,8 +92,6 @@ LEXICAL_METRICS = {"token_recall": token_recall}
 """metric name -> fn(reference, answer) -> score in [0, 1] or None."""
 
 
-_MARKER = re.compile(r"\[\s*\d+(?:\s*[-\u2013,;]\s*\d+)*\s*\]")
-_WORD = re.compile(r"[^\W_]+")
 _MORE_FUNCTION_WORDS = """
     i me my mine we us our ours you your yours he him she hers they them theirs itself
     himself herself themselves myself yourself ourselves one ones there here then than
@@ -107,8 +112,7 @@ def content_tokens(text: str) -> list[str]:
     removed; split into runs of Unicode letters and digits (so punctuation, straight or curly
     quotes and apostrophes separate words); function words dropped.
     """
-    text = _MARKER.sub(" ", unicodedata.normalize("NFKC", text)).casefold()
-    return [w for w in _WORD.findall(text) if w not in FUNCTION_WORDS]
+    return [w for w in words(text) if w not in FUNCTION_WORDS]
 
 
 def evidence_recall(evidence: str, context: str) -> float | None:

@@ -89,3 +89,22 @@ def test_config_accepts_evidence_recall() -> None:
         {"dataset": {"path": "x"}, "indexes": {"a": "a"}, "metrics": ["evidence_recall"]}
     )
     assert cfg.metrics == ["evidence_recall"]
+
+
+# one tokenizer for both metrics: quotes, apostrophes, dashes, full-width and non-Latin text
+@pytest.mark.parametrize(
+    ("reference", "answer", "expected"),
+    [
+        ("the brass compass", "Ilse gave Maren a “brass compass”.", 1.0),
+        ("Maren's compass", "Maren’s compass", 1.0),
+        ("well-known keeper", "a well–known keeper", 1.0),
+        ("ＭＡＲＥＮ", "maren", 1.0),
+        ("東京 タワー", "タワー", 0.5),
+        ("Holt [3]", "Holt", 1.0),
+    ],
+)
+def test_token_recall_reads_text_as_evidence_recall_does(
+    reference: str, answer: str, expected: float
+) -> None:
+    assert token_recall(reference, answer) == pytest.approx(expected)
+    assert evidence_recall(reference, answer) == pytest.approx(expected)
