@@ -130,8 +130,13 @@ class Claims(BaseModel):
         return self
 
 
-def _flag(value: Any) -> bool:
-    return value is True or str(value).lower() == "true"
+def _strict_bool(value: Any) -> bool:
+    """A JSON boolean, or the text "true"/"false"; anything else ("yes", 1) is no verdict."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(f"must be true or false, not {value!r}")
 
 
 class Questions(BaseModel):
@@ -160,12 +165,16 @@ class Questions(BaseModel):
 class Statement(BaseModel):
     """One reference statement and whether a context supports it."""
 
-    attributed: Any
+    attributed: bool
+
+    _check = field_validator("attributed", mode="before")(
+        classmethod(lambda cls, v: _strict_bool(v))
+    )
 
     @property
     def supported(self) -> bool:
         """True when the statement is attributed to a context."""
-        return _flag(self.attributed)
+        return self.attributed
 
 
 class Statements(BaseModel):
@@ -178,7 +187,12 @@ class Statements(BaseModel):
 class Usefulness(BaseModel):
     """One context and whether it helps."""
 
-    useful: Any
+    useful: bool
+
+    @field_validator("useful", mode="before")
+    @classmethod
+    def _strict(cls, value: Any) -> bool:
+        return _strict_bool(value)
 
 
 def _verdicts_schema(count: int) -> type[BaseModel]:
@@ -315,7 +329,7 @@ async def retrieval_metrics(
         if isinstance(reply, Statements):
             value = _recall(reply)
         else:
-            value = context_average_precision([_flag(v.useful) for v in reply.verdicts])  # type: ignore[attr-defined]
+            value = context_average_precision([v.useful for v in reply.verdicts])  # type: ignore[attr-defined]
         result[f"{prefix}_{metric}"] = value
         result[f"{prefix}_{metric}_reason"] = str(getattr(reply, "reason", ""))
         result[f"{prefix}_{metric}_cost"] = cost

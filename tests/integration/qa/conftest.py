@@ -19,10 +19,12 @@ def _qa_server() -> Iterator[ScriptedServer]:
 
 
 @pytest.fixture
-def qa_server(_qa_server: ScriptedServer) -> ScriptedServer:
-    """The module's server with an empty log."""
+def qa_server(_qa_server: ScriptedServer) -> Iterator[ScriptedServer]:
+    """The module's server with an empty log; rules a test adds are undone after it."""
+    saved = list(_qa_server.rules)
     _qa_server.clear_log()
-    return _qa_server
+    yield _qa_server
+    _qa_server.rules[:] = saved
 
 
 def model_config(server: ScriptedServer, model: str) -> dict[str, str]:

@@ -134,3 +134,25 @@ def test_seed_data_end_to_end(judges: JudgeModels, qa_server: ScriptedServer) ->
     for key in ("answer_recall", "answer_relevance_cost", "retrieval_context_f1"):
         assert key in aggregates["micro"] and key in aggregates["macro"]
     assert qa_server.unscripted == []
+
+
+@pytest.mark.parametrize("verdict", ["yes", 1, None])
+async def test_a_verdict_that_is_not_a_boolean_is_unscored_never_false(
+    judges: JudgeModels, qa_server: ScriptedServer, verdict: object
+) -> None:
+    from tests.support.scripted_server import Rule
+
+    def reply(r):  # type: ignore[no-untyped-def]
+        if "statements" in r.prompt and "attributed" in r.prompt:
+            return json.dumps({"statements": [{"statement": "s", "attributed": verdict}]})
+        return json.dumps({"verdicts": [{"context": 1, "useful": verdict}]})
+
+    qa_server.rules.insert(
+        0, Rule("non-boolean", lambda r: "[gtog-qa:retrieval-" in r.prompt, reply)
+    )
+    result = await retrieval_metrics(
+        judges.chat, "retrieval_answer", "Transformers in OSLO?", "OSLO T1", ["OSLO T1 is here."]
+    )
+    assert "retrieval_answer_recall" not in result, result
+    assert "retrieval_answer_precision" not in result, result
+    assert result["retrieval_answer_recall_error"] and result["retrieval_answer_precision_error"]
