@@ -218,6 +218,11 @@ def prepare(options: EvalOptions) -> EvalRun:
         "prompts": prompts,
         "repeats": dataset.repeated_questions,
     }
+    if config.judge.trials > 1 and config.judge.temperature == 0:
+        dataset.warnings.append(
+            f"{config_path}: judge.trials: {config.judge.trials} trials at temperature 0 "
+            "measure nothing (a deterministic judge repeats itself); set judge.temperature"
+        )
     answers = load_answers(run_methods, all_items)
     for name, book in answers.items():
         if book.unmatched:

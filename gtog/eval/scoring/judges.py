@@ -189,7 +189,8 @@ async def judge_trials(
     trials: int = 1,
     **kwargs: Any,
 ) -> Judgement:
-    """`judge` asked `trials` times: the majority score, unscored ("tie: ...") on a tie.
+    """`judge` asked `trials` times: the score a majority of the `trials` gave; unscored
+    ("tie: ...", "no majority: ...") when no score has more than half of the trials.
 
     Calls, tokens and cost add up over the trials; `votes` keeps each trial's score.
     """
@@ -215,7 +216,15 @@ async def judge_trials(
     if ones == zeros:
         out.error = f"tie: {ones} of {len(scored)} scored trials said 1, {zeros} said 0"
         return out
-    out.score = 1 if ones > zeros else 0
+    winner, votes = (1, ones) if ones > zeros else (0, zeros)
+    if 2 * votes <= len(verdicts):  # a majority of the trials asked, not of those that answered
+        failed = len(verdicts) - len(scored)
+        out.error = (
+            f"no majority: {votes} of {len(verdicts)} trials said {winner} "
+            f"({failed} failed: {next(v.error for v in verdicts if v.error)})"
+        )[:500]
+        return out
+    out.score = winner
     out.reason = next(v.reason for v in scored if v.score == out.score)
     return out
 

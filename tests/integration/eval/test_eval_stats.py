@@ -77,6 +77,7 @@ def test_paired_tests_tell_identical_methods_from_a_worse_one(
     )
     result = gtog("eval", "--root", str(root), "-q", timeout=900)
     assert result.returncode == 0, result.stderr
+    assert "judge.trials: 3 trials at temperature 0 measure nothing" in result.stderr
     assert llm_server.unscripted == []
     detailed, summary = load_results(root)
 
@@ -171,13 +172,22 @@ def test_judge_trials_take_the_majority_and_a_tie_is_unscored() -> None:
     from gtog.eval.scoring.judges import judge_trials, load_prompts
     from gtog.qa.models import models_from_model_configs
 
-    rule = _split_judge({"Majority": [1, 0, 1], "Tie": [1, 0], "Fail": [1]})
+    rule = _split_judge({"Majority": [1, 0, 1], "Tie": [1, 0], "Fail": [1], "Lone": [1]})
     garbage = Rule(
         "judge:garbage",
         lambda r: "Ground Truth: Fail\n" in r.prompt,
         lambda r: "no verdict here",
     )
-    with ScriptedServer([garbage, rule]) as server:
+    lone_seen: list[int] = []
+
+    def lone_fails(r: ChatRequest) -> bool:  # the first request answers 1, every later none
+        if "Ground Truth: Lone\n" not in r.prompt:
+            return False
+        lone_seen.append(1)
+        return len(lone_seen) > 1
+
+    lone = Rule("judge:lone", lone_fails, lambda r: "no verdict here")
+    with ScriptedServer([garbage, lone, rule]) as server:
         cfg = {"model_provider": "openai", "api_base": server.base_url, "api_key": "k"}
         model = models_from_model_configs({**cfg, "model": "gpt-4o-mini"}, None).chat
         unpriced = models_from_model_configs({**cfg, "model": "gtog-unpriced"}, None).chat
@@ -199,6 +209,8 @@ def test_judge_trials_take_the_majority_and_a_tie_is_unscored() -> None:
         failed = ask("Fail", 3)
         assert failed.score is None and failed.votes == [None, None, None]
         assert failed.error.startswith("all 3 trials failed: unparseable")
+        one_vote = ask("Lone", 3)  # 1 of 3 trials scored: not a majority of the three asked
+        assert one_vote.score is None and one_vote.error.startswith("no majority: 1 of 3")
         single = ask("Majority", 1, unpriced)
         assert single.votes is None and single.score in (0, 1)
         assert single.cost_usd is None  # no price: unknown, not 0
