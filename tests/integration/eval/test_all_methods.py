@@ -96,18 +96,23 @@ def test_one_run_compares_seven_methods(
         assert m in html and f",{m}," in csv, m
 
 
-def test_a_changed_variant_or_answers_file_is_a_spec_change(
-    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
-) -> None:
-    root = make_eval_root(
+def _narrow_and_mine(tmp_path: Path, index: Path, metrics: str) -> Path:
+    """A root comparing the ToG variant `tog_narrow` with the answers file `mine.jsonl`."""
+    return make_eval_root(
         tmp_path,
-        {"lighthouse": example_indexes["lighthouse"]},
+        {"lighthouse": index},
         methods=("tog_narrow", "mine"),
         extra=(
             "variants:\n  tog_narrow: {method: tog, tog_search: {width: 1, depth: 1}}\n"
-            "answers:\n  mine: mine.jsonl\nmetrics: [token_recall]\n"
+            f"answers:\n  mine: mine.jsonl\nmetrics: [{metrics}]\n"
         ),
     )
+
+
+def test_a_changed_variant_or_answers_file_is_a_spec_change(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    root = _narrow_and_mine(tmp_path, example_indexes["lighthouse"], "token_recall")
     _answers(root / "mine.jsonl", [{"question_id": "lh-01", "answer": "Maren Holt"}])
     assert (
         gtog(
@@ -238,15 +243,7 @@ def test_a_method_from_another_package_runs_in_eval_and_query(
 def test_variants_and_answers_shard_merge_and_rescore(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
-    root = make_eval_root(
-        tmp_path,
-        {"lighthouse": example_indexes["lighthouse"]},
-        methods=("tog_narrow", "mine"),
-        extra=(
-            "variants:\n  tog_narrow: {method: tog, tog_search: {width: 1, depth: 1}}\n"
-            "answers:\n  mine: mine.jsonl\nmetrics: [token_recall, correctness]\n"
-        ),
-    )
+    root = _narrow_and_mine(tmp_path, example_indexes["lighthouse"], "token_recall, correctness")
     _answers(
         root / "mine.jsonl",
         [{"question_id": q, "answer": "Maren Holt"} for q in ("lh-01", "lh-02")],
