@@ -115,11 +115,23 @@ def retarget(root: Path, api_base: str) -> None:
     (root / "settings.yaml").write_text("\n".join(lines) + "\n")
 
 
-def gtog(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the `gtog` CLI in a subprocess (offline env, test API key)."""
+def gtog(
+    *args: str, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the `gtog` CLI in its own process (offline env, test API key).
+
+    The process is forked from the tests' zygote (tests/support/zygote.py), which has the
+    heavy modules imported already; a plain subprocess where it cannot be.
+    """
+    from tests.support.zygote import run_gtog
+
+    env = subprocess_env() if env is None else env
+    result = run_gtog(list(args), env, timeout)
+    if result is not None:
+        return result
     return subprocess.run(
         [sys.executable, "-m", "gtog", *args],
-        env=subprocess_env(),
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,
