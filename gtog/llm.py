@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from graphrag_llm.embedding import LLMEmbedding
 
 __all__ = [
+    "CUT_REASONS",
     "ChatModel",
     "ChatReply",
     "EmbeddingModel",
@@ -53,6 +54,7 @@ __all__ = [
     "current_meter",
     "embedding_model_from_config",
     "fatal_reason",
+    "meter_embedding",
     "metering",
     "model_cost_usd",
     "parse_json_reply",
@@ -83,6 +85,20 @@ class ChatReply:
     usage_reported: bool
     """True when the token counts came from the server, False when estimated locally."""
     cost_usd: float | None
+    finish_reason: str | None = None
+    """Why the model stopped: `stop`, `length` (cut at max_tokens), `content_filter`, ..."""
+
+    @property
+    def cut(self) -> str | None:
+        """Why the reply is incomplete (`length`, `content_filter`), else None."""
+        return self.finish_reason if self.finish_reason in CUT_REASONS else None
+
+
+CUT_REASONS = {
+    "length": "cut at max_tokens",
+    "content_filter": "filtered by the provider's content filter",
+}
+"""Finish reasons of a reply that is not the model's whole answer, and what they mean."""
 
 
 @dataclass
@@ -93,16 +109,28 @@ class UsageTally:
     prompt_tokens: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     output_tokens: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     cost_usd: float | None = 0.0
+    """USD of every chat and embedding call; None once any call's price is unknown."""
+    embedding_calls: int = 0
+    embedding_tokens: int = 0
+
+    def _spend(self, cost: float | None) -> None:
+        if cost is None or self.cost_usd is None:
+            self.cost_usd = None
+        else:
+            self.cost_usd += cost
 
     def add(self, category: str, reply: ChatReply) -> None:
         """Count one reply under `category`."""
         self.llm_calls[category] += 1
         self.prompt_tokens[category] += reply.prompt_tokens
         self.output_tokens[category] += reply.output_tokens
-        if reply.cost_usd is None or self.cost_usd is None:
-            self.cost_usd = None
-        else:
-            self.cost_usd += reply.cost_usd
+        self._spend(reply.cost_usd)
+
+    def add_embedding(self, tokens: int, cost: float | None) -> None:
+        """Count one embedding request of `tokens` input tokens."""
+        self.embedding_calls += 1
+        self.embedding_tokens += tokens
+        self._spend(cost)
 
     @property
     def total_calls(self) -> int:
@@ -126,6 +154,24 @@ class UsageMeter:
 
     tally: UsageTally = field(default_factory=UsageTally)
     errors: list[BaseException] = field(default_factory=list)
+    finishes: list[tuple[str, str | None]] = field(default_factory=list)
+    """(category, finish reason) of each reply, in the order the replies came."""
+
+    @property
+    def last_cut(self) -> str | None:
+        """The finish reason of the last reply when it was cut (`length`, ...), else None.
+
+        A search's last reply is its answer (local/basic: the only call; global and DRIFT:
+        the reduce call; ToG: the answer call).
+        """
+        if not self.finishes:
+            return None
+        reason = self.finishes[-1][1]
+        return reason if reason in CUT_REASONS else None
+
+    def filtered(self) -> str | None:
+        """The category of a reply the provider's content filter stopped, if any."""
+        return next((c for c, r in self.finishes if r == "content_filter"), None)
 
 
 _meter: contextvars.ContextVar[UsageMeter | None] = contextvars.ContextVar(
@@ -301,6 +347,7 @@ class ChatModel:
         reply = reply_of(response, messages, self)
         if meter is not None:
             meter.tally.add(category or self.model_id, reply)
+            meter.finishes.append((category or self.model_id, reply.finish_reason))
         return response, reply
 
     def count_tokens(self, text: str) -> int:
@@ -321,12 +368,15 @@ def reply_of(response: Any, messages: list[dict[str, Any]], model: ChatModel) ->
         prompt_tokens = model.count_tokens(prompt_text)
         output_tokens = model.count_tokens(text)
         reported = False
+    choices = getattr(response, "choices", None) or []
+    finish = getattr(choices[0], "finish_reason", None) if choices else None
     return ChatReply(
         text=text,
         prompt_tokens=prompt_tokens,
         output_tokens=output_tokens,
         usage_reported=reported,
         cost_usd=model_cost_usd(model.config, prompt_tokens, output_tokens),
+        finish_reason=str(finish) if finish is not None else None,
     )
 
 
@@ -406,13 +456,49 @@ def _stated(text: str, key: str, value: Any) -> bool:
     return re.search(pattern + r"(?=[,}\]\n\r.;]|$)", text, re.I) is not None
 
 
+def _top_level_values(text: str) -> list[Any]:
+    """Every well-formed JSON object or list written at the top level of `text`."""
+    decoder = json.JSONDecoder()
+    values, i = [], 0
+    while True:
+        starts = [j for j in (text.find("{", i), text.find("[", i)) if j != -1]
+        if not starts:
+            return values
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            i = start + 1
+            continue
+        if isinstance(value, dict | list) and value:
+            values.append(value)
+        i = max(end, start + 1)
+
+
+def _several(text: str, schema: type[T]) -> int:
+    """How many different replies valid under `schema` the text states in full."""
+    distinct = []
+    for value in _top_level_values(text):
+        try:
+            dumped = schema.model_validate(value).model_dump()
+        except ValidationError:
+            continue
+        if dumped not in distinct:
+            distinct.append(dumped)
+    return len(distinct)
+
+
 def parse_json_reply(text: str, schema: type[T]) -> tuple[T | None, str | None]:
     """`(value, None)` when `text` states a reply valid under `schema`, else `(None, why)`.
 
     Code fences and prose around the JSON are ignored; broken syntax is repaired, but a
     repaired reply counts only if every number and boolean in it is written in the reply
-    as `key: value` (an echoed `{"score": 0 or 1}` is not a score of 0).
+    as `key: value` (an echoed `{"score": 0 or 1}` is not a score of 0). A reply stating
+    two different valid replies (two verdicts) is no reply: which one would be arbitrary.
     """
+    several = _several(text or "", schema)
+    if several > 1:
+        return None, f"{several} different replies in one: {(text or '')[:120]!r}"
     loaded = _loads(text or "")
     if loaded is None:
         return None, f"no JSON in reply: {(text or '')[:120]!r}"
@@ -443,8 +529,10 @@ async def ask_json(
 ) -> JsonReply[T]:
     """Ask for a reply in `schema`; one more attempt if it cannot be read, then an error.
 
-    Transport errors are raised (the caller decides whether they are fatal); an unreadable
-    or invalid reply is returned as `JsonReply(value=None, error=...)`, never as a default.
+    A reply cut at max_tokens or stopped by a content filter is not read at all (a cut
+    verdict may be another verdict's first half). Transport errors are raised (the caller
+    decides whether they are fatal); an unreadable or invalid reply is returned as
+    `JsonReply(value=None, error=...)`, never as a default.
     """
     replies: list[ChatReply] = []
     error = "no attempt"
@@ -460,6 +548,9 @@ async def ask_json(
         )
         replies.append(reply)
         text = reply.text
+        if reply.cut is not None:  # an incomplete reply is no reply, whatever it parses to
+            error = f"reply {CUT_REASONS[reply.cut]} (finish_reason: {reply.cut})"
+            continue
         value, why = parse_json_reply(reply.text, schema)
         if value is not None:
             return JsonReply(value, None, tuple(replies), text)
@@ -500,8 +591,22 @@ def run_sync(awaitable: Any) -> Any:
 # -- embeddings and factories --------------------------------------------------------------
 
 
+def meter_embedding(response: Any, config: ModelConfig, texts: list[str], tokenizer: Any) -> None:
+    """Count one embedding request in the current meter (server-reported tokens, else the
+    tokenizer's count), with its price when LiteLLM knows one."""
+    meter = _meter.get()
+    if meter is None:
+        return
+    usage = getattr(response, "usage", None)
+    tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+    if not tokens and tokenizer is not None:
+        with contextlib.suppress(Exception):  # an estimate only: no tokenizer, no count
+            tokens = sum(len(tokenizer.encode(t)) for t in texts)
+    meter.tally.add_embedding(tokens, model_cost_usd(config, tokens, 0))
+
+
 class EmbeddingModel:
-    """A graphrag_llm embedding model with an async batch call."""
+    """A graphrag_llm embedding model with an async batch call (counted in the meter)."""
 
     def __init__(self, embedding: LLMEmbedding, config: ModelConfig, model_id: str) -> None:
         self.embedding = embedding
@@ -519,6 +624,7 @@ class EmbeddingModel:
             if error is exc:
                 raise
             raise error from exc
+        meter_embedding(response, self.config, texts, getattr(self.embedding, "tokenizer", None))
         data = sorted(response.data, key=lambda d: d.index)
         return [list(d.embedding) for d in data]
 

@@ -136,11 +136,14 @@ class Project:
         p = Path(path)
         return p if p.is_absolute() else self.root / p
 
-    def prompt(self, path: str | None) -> str | None:
-        """The text of a prompt file named in settings.yaml (None -> graphrag's default)."""
+    def prompt(self, path: str | None, key: str = "prompt") -> str | None:
+        """The text of the prompt file settings.yaml names at `key` (None: not set, so
+        graphrag's default); a file that is not there is an error, never the default."""
         resolved = self.resolve(path)
-        if resolved is None or not resolved.is_file():
+        if resolved is None:
             return None
+        if not resolved.is_file():
+            raise InputError(f"{self.settings_path}: {key}: prompt file {resolved} not found")
         return resolved.read_text(encoding="utf-8")
 
 

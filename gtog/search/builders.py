@@ -119,7 +119,7 @@ async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine
         },
         description_embedding_store=in_memory(project.vector_store(entity_description_embedding)),
         response_type=options.get("response_type", "Single Paragraph"),
-        system_prompt=project.prompt(config.local_search.prompt),
+        system_prompt=project.prompt(config.local_search.prompt, "local_search.prompt"),
     )
     meter_model(engine, config.local_search.completion_model_id)
     return OffLoopSearch(engine)
@@ -137,7 +137,7 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
         text_unit_embeddings=in_memory(project.vector_store(text_unit_text_embedding)),
         config=config,
         response_type=options.get("response_type", "Single Paragraph"),
-        system_prompt=project.prompt(config.basic_search.prompt),
+        system_prompt=project.prompt(config.basic_search.prompt, "basic_search.prompt"),
     )
     engine = AnsweringBasicSearch(
         model=upstream.model,
@@ -211,9 +211,11 @@ async def build_global(project: Project, options: dict[str, Any]) -> SearchEngin
         communities=read_indexer_communities(communities, reports),
         response_type=options.get("response_type", "Single Paragraph"),
         dynamic_community_selection=dynamic,
-        map_system_prompt=project.prompt(gs.map_prompt),
-        reduce_system_prompt=project.prompt(gs.reduce_prompt),
-        general_knowledge_inclusion_prompt=project.prompt(gs.knowledge_prompt),
+        map_system_prompt=project.prompt(gs.map_prompt, "global_search.map_prompt"),
+        reduce_system_prompt=project.prompt(gs.reduce_prompt, "global_search.reduce_prompt"),
+        general_knowledge_inclusion_prompt=project.prompt(
+            gs.knowledge_prompt, "global_search.knowledge_prompt"
+        ),
     )
     model_id = gs.completion_model_id
     inner, model_config = engine.model, engine.model._model_config
@@ -267,8 +269,8 @@ async def build_drift(project: Project, options: dict[str, Any]) -> SearchEngine
         entities=read_indexer_entities(await project.require("entities"), communities, level),
         relationships=read_indexer_relationships(await project.require("relationships")),
         description_embedding_store=in_memory(project.vector_store(entity_description_embedding)),
-        local_system_prompt=project.prompt(ds.prompt),
-        reduce_system_prompt=project.prompt(ds.reduce_prompt),
+        local_system_prompt=project.prompt(ds.prompt, "drift_search.prompt"),
+        reduce_system_prompt=project.prompt(ds.reduce_prompt, "drift_search.reduce_prompt"),
         response_type=options.get("response_type", "Single Paragraph"),
     )
     return FreshDrift(engine, ds.completion_model_id)

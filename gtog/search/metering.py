@@ -118,7 +118,7 @@ class PrefetchingCompletion(MeteredCompletion):
 
     async def _after(self, text: str) -> None:
         if text:
-            response = await self._embedder.inner.embedding_async(input=[text])
+            response = await self._embedder.embed_async(text)
             prefetched_embedding(text, response)
 
 

@@ -110,7 +110,10 @@ def _graphrag_settings(block: str, extras: frozenset[str] = frozenset()) -> Sett
         from gtog.search.builders import configured
 
         search = getattr(configured(project, options, block), block)
-        prompts = {name: project.prompt(getattr(search, name)) for name in _PROMPTS[block]}
+        prompts = {
+            name: project.prompt(getattr(search, name), f"{block}.{name}")
+            for name in _PROMPTS[block]
+        }
         out = {
             block: search.model_dump(mode="json", exclude=set(_PROMPTS[block])),
             "response_type": options.get("response_type", DEFAULT_RESPONSE_TYPE),

@@ -25,12 +25,15 @@ from typing import Any
 
 from graphrag.query.structured_search.base import SearchResult
 
+from gtog.llm import meter_embedding
+
 __all__ = [
     "OffLoopSearch",
     "PrebuiltContext",
     "QueryEmbedder",
     "QuestionAttributes",
     "context_threads",
+    "count_embedding",
     "prefetched_embedding",
 ]
 
@@ -158,7 +161,15 @@ class QueryEmbedder:
         ready = _embedded.get()
         if ready is not None and kwargs == {"input": [ready[0]]}:
             return ready[1]
-        return self.inner.embedding(**kwargs)
+        response = self.inner.embedding(**kwargs)
+        count_embedding(self.inner, response, kwargs.get("input"))
+        return response
+
+    async def embed_async(self, text: str) -> Any:
+        """Embed one text with the model's async call, counted in the current meter."""
+        response = await self.inner.embedding_async(input=[text])
+        count_embedding(self.inner, response, [text])
+        return response
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -205,7 +216,7 @@ class OffLoopSearch:
         question = contextvars.copy_context()
         question.run(_overlay.set, {})
         if self._embedder is not None and query:
-            response = await self._embedder.inner.embedding_async(input=[query])
+            response = await self._embedder.embed_async(query)
             question.run(_embedded.set, (query, response))
         context = await loop.run_in_executor(_executor.get(), question.run, build)
         token = _prebuilt.set(context)
@@ -213,6 +224,15 @@ class OffLoopSearch:
             return await self.engine.search(query, **kwargs)
         finally:
             _prebuilt.reset(token)
+
+
+def count_embedding(model: Any, response: Any, texts: Any) -> None:
+    """Count a graphrag_llm embedding request in the current question's meter."""
+    config = getattr(model, "_model_config", None)
+    if config is None:
+        return
+    listed = [texts] if isinstance(texts, str) else [str(t) for t in texts or []]
+    meter_embedding(response, config, listed, getattr(model, "tokenizer", None))
 
 
 def _run_to_end(build: Any) -> Any:

@@ -1,8 +1,9 @@
 """One search, run and judged as a success or a failure: `run_search`.
 
-A recorded LLM error, an exception graphrag logged while swallowing it, or an empty answer
-without a successful completion becomes `SearchFailed`, which carries what the search
-spent before it failed.
+A recorded LLM error, an exception graphrag logged while swallowing it, a reply stopped by
+the provider's content filter, or an empty answer without a successful completion becomes
+`SearchFailed`, which carries what the search spent before it failed. An answer cut at
+max_tokens is a success marked `cut` (the caller decides).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class SearchOutcome:
     result: SearchResult
     usage: UsageTally
     seconds: float
+    cut: str | None = None
+    """`length` when the answer was cut at max_tokens (its last reply's finish reason)."""
 
 
 def _failure(meter: UsageMeter, result: SearchResult | None) -> BaseException | str | None:
@@ -53,6 +56,9 @@ def _failure(meter: UsageMeter, result: SearchResult | None) -> BaseException | 
         return fatal[0]
     if meter.errors:
         return meter.errors[0]
+    filtered = meter.filtered()
+    if filtered is not None:
+        return f"the provider's content filter stopped a reply ({filtered})"
     empty = result is not None and not str(result.response or "").strip()
     if empty and meter.tally.total_calls == 0:
         return "the engine returned an empty answer without a successful LLM call"
@@ -98,7 +104,7 @@ async def run_search(
     result.llm_calls_categories = {s: tally.llm_calls.get(s, 0) for s in stages}
     result.prompt_tokens_categories = {s: tally.prompt_tokens.get(s, 0) for s in stages}
     result.output_tokens_categories = {s: tally.output_tokens.get(s, 0) for s in stages}
-    return SearchOutcome(result, tally, seconds)
+    return SearchOutcome(result, tally, seconds, meter.last_cut)
 
 
 def retrieved_sources(result: SearchResult) -> list[dict[str, str]] | None:

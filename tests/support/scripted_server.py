@@ -148,6 +148,15 @@ class Hang:
     seconds: float = 3600.0
 
 
+@dataclass(frozen=True)
+class Cut:
+    """A reply the model did not finish: `finish_reason` `length` (max_tokens) or
+    `content_filter`."""
+
+    text: str
+    finish_reason: str = "length"
+
+
 class Faults:
     """Random HTTP errors on a share of requests, reproducible from `seed`."""
 
@@ -180,7 +189,7 @@ class Rule:
 
     name: str
     match: Callable[[ChatRequest], bool]
-    reply: Callable[[ChatRequest], str | Fail | Hang]
+    reply: Callable[[ChatRequest], str | Fail | Hang | Cut]
 
 
 @dataclass
@@ -288,7 +297,7 @@ class ScriptedServer:
         return [e for e in self.chat_log() if e.rule is None]
 
     # -- answering ---------------------------------------------------------------------
-    def answer(self, request: ChatRequest) -> tuple[str | None, str | Fail | Hang]:
+    def answer(self, request: ChatRequest) -> tuple[str | None, str | Fail | Hang | Cut]:
         """The first matching rule's name and reply."""
         for rule in self.rules:
             if rule.match(request):
@@ -439,6 +448,9 @@ class ScriptedServer:
                         reply.status, {"error": {"message": reply.message, "type": "scripted"}}
                     )
                     return
+                finish = "stop"
+                if isinstance(reply, Cut):
+                    reply, finish = reply.text, reply.finish_reason
                 output_tokens = count_tokens(reply)
                 server._record(
                     LogEntry(
@@ -473,7 +485,7 @@ class ScriptedServer:
                                 {
                                     "index": 0,
                                     "message": {"role": "assistant", "content": reply},
-                                    "finish_reason": "stop",
+                                    "finish_reason": finish,
                                 }
                             ],
                             "usage": usage,
@@ -493,7 +505,7 @@ class ScriptedServer:
                         delta["role"] = "assistant"
                     chunk = {**base, "choices": [{"index": 0, "delta": delta}]}
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                final = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                final = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
                 self.wfile.write(f"data: {json.dumps(final)}\n\n".encode())
                 wants_usage = (body.get("stream_options") or {}).get("include_usage")
                 if server.stream_usage and wants_usage:

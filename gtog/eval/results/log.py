@@ -69,6 +69,8 @@ def read_checkpoint(path: Path) -> tuple[EvalSpec, list[MethodRecord], int]:
             record = MethodRecord.model_validate_json(line)
         except ValidationError:
             raise InputError(f"{path}: line {n}: malformed checkpoint record") from None
+        if record.searched_with is None:  # written before records carried it: the header's
+            record.searched_with = spec.search_digest(record.method, record.index_key)
         records[record.key] = record
     return spec, list(records.values()), good
 
@@ -113,10 +115,12 @@ def _records_from_detailed(results: list[dict[str, Any]]) -> list[MethodRecord]:
                     response=entry.get("response"),
                     error=entry.get("error"),
                     error_kind=entry.get("error_kind"),
+                    finish_reason=entry.get("finish_reason"),
                     context_text=entry.get("context_text"),
                     sources=entry.get("sources"),
                     judgements=judgements,
                     judged_with=entry.get("judged_with"),
+                    searched_with=entry.get("searched_with"),
                     efficiency=Efficiency.model_validate(eff) if eff else None,
                 )
             )

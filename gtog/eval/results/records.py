@@ -20,7 +20,11 @@ class Efficiency(BaseModel):
     prompt_tokens_categories: dict[str, int] = Field(default_factory=dict)
     output_tokens_categories: dict[str, int] = Field(default_factory=dict)
     cost_usd: float | None = None
-    """USD from LiteLLM's price map; None when a model has no known price."""
+    """USD of the chat and embedding calls (LiteLLM's price map); None when a model has no
+    known price."""
+    embedding_calls: int = 0
+    """Embedding requests (the query's embedding, ToG's linking); not in `llm_calls`."""
+    embedding_tokens: int = 0
     queue_wait: float | None = None
     """Seconds the pair waited for a concurrency slot (not part of `latency`)."""
 
@@ -39,13 +43,18 @@ class MethodRecord(BaseModel):
     error: str | None = None
     """Why the search failed (then there is no response and no judgement)."""
     error_kind: str | None = None
-    """A short class of `error` (`timeout`, `engine`, `internal`, or the exception type)."""
+    """A short class of `error` (`timeout`, `engine`, `internal`, `truncated`, or the
+    exception type)."""
+    finish_reason: str | None = None
+    """`length` when the answer was cut at max_tokens (then, by default, `error` says so)."""
     context_text: str | None = None
     sources: list[dict[str, str]] | None = None
     """Text units the answer's context used (`id`, `text`); None when none were recorded."""
     judgements: dict[str, Judgement] = Field(default_factory=dict)
     judged_with: str | None = None
     """The judge spec hash the judgements were made with (None: not judged yet)."""
+    searched_with: str | None = None
+    """The search spec hash (method settings and index) the answer was made with."""
     efficiency: Efficiency | None = None
 
     @property

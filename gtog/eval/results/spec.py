@@ -98,11 +98,29 @@ class EvalSpec(BaseModel):
     """`--limit`: the first N questions per index (merging needs the same; resume does not)."""
     shard: ShardSpec | None = None
     """The shard this run is, for one shard of a sharded run (`gtog eval --shard i/n`)."""
+    pairs: int | None = None
+    """(question, method) pairs the run covers (a merged run: all its shards')."""
 
     @property
     def metrics(self) -> list[str]:
         """The metrics of the run."""
         return self.judge.metrics
+
+    def search_digest(self, method: str, index_key: str) -> str | None:
+        """The hash a record searched under this spec carries (`MethodRecord.searched_with`).
+
+        None when this spec does not cover (method, index key): it cannot judge the record.
+        """
+        settings = self.method_settings.get(method, {})
+        if index_key not in settings or index_key not in self.indexes:
+            return None
+        return stable_hash({"settings": settings[index_key], "index": self.indexes[index_key]})
+
+    def judge_digest(self, index_key: str) -> str | None:
+        """`judge.digest(index_key)`, or None when this spec has no judge for the index."""
+        if not self.judge.skipped and index_key not in self.judge.models:
+            return None
+        return self.judge.digest(index_key)
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -126,7 +144,7 @@ def _what_differs(old: Any, new: Any, limit: int = 3) -> str:
 
 def what_differs(old: EvalSpec, new: EvalSpec) -> str:
     """The first few settings in which two specs differ (shard, paths and versions aside)."""
-    skip = {"shard", "config_path", "gtog_version", "graphrag_version"}
+    skip = {"shard", "pairs", "config_path", "gtog_version", "graphrag_version"}
     return _what_differs(old.model_dump(exclude=skip), new.model_dump(exclude=skip))
 
 

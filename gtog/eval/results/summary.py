@@ -190,6 +190,8 @@ def _cost_total(costs: list[float | None]) -> float | None:
 def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
     """Search cost: averages and p50/p95 over successful searches, totals over every search.
 
+    Embedding requests (the query's embedding, ToG's linking) are counted apart from LLM
+    calls and priced into the USD figures. `truncated` counts answers cut at max_tokens.
     A failed search still spent calls, tokens and money before it failed; they are in the
     totals (`failed_llm_calls` says how many calls), so totals are never understated.
     """
@@ -207,10 +209,14 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
         "avg_prompt_tokens": avg("prompt_tokens"),
         "avg_output_tokens": avg("output_tokens"),
         "avg_queue_wait": _mean([e.queue_wait for e in effs if e.queue_wait is not None]),
+        "avg_embedding_calls": avg("embedding_calls"),
         "total_llm_calls": sum(e.llm_calls for e in spent),
         "total_prompt_tokens": sum(e.prompt_tokens for e in spent),
         "total_output_tokens": sum(e.output_tokens for e in spent),
+        "total_embedding_calls": sum(e.embedding_calls for e in spent),
+        "total_embedding_tokens": sum(e.embedding_tokens for e in spent),
         "failed_llm_calls": sum(e.llm_calls for e in failed),
+        "truncated": sum(1 for r in records if r.finish_reason == "length"),
         "n": len(effs),
     }
     for attr in ("latency", "llm_calls", "prompt_tokens", "output_tokens"):

@@ -1,15 +1,22 @@
-"""A readable table of a summary (rich)."""
+"""The terminal view of a summary (rich): a scores table and a cost table, 80 columns wide.
+
+Scores are same-question means with their 95% interval printed as an interval (intervals
+are often asymmetric: `1.00` with `[0.72, 1.00]`), stacked under the mean so no number is
+ever cut; the table turns (metrics as rows) when the methods are the narrower side. A run
+that did not complete says so above the tables, with how many pairs it has.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-__all__ = ["ALPHA", "print_summary", "summary_table"]
+__all__ = ["ALPHA", "print_summary", "status_line", "summary_table"]
 
 
 _SHORT = {
@@ -21,9 +28,11 @@ _SHORT = {
     "evidence_recall": "evid recall",
 }
 
-
 ALPHA = 0.05
 """Holm-adjusted p below this marks a method as different from the best one."""
+
+_CELL_WIDTH = 12
+"""Widest stacked score cell: `[0.28, 0.72]`."""
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -54,13 +63,14 @@ def _differs(summary: dict[str, Any], metric: str, best: str | None, method: str
     return False
 
 
-def _cell(group: dict[str, Any], metric: str, mark: bool) -> str:
+def _score(group: dict[str, Any], metric: str, mark: bool) -> str:
+    """`0.93*` over `[0.68, 0.99]` (the interval as it is, never as ± a half-width)."""
     mean = group.get(metric)
-    ci = group.get("ci95", {}).get(metric)
-    text = _fmt(mean)
+    ci = (group.get("ci95") or {}).get(metric)
+    text = _fmt(mean) + ("*" if mark else "")
     if mean is not None and ci is not None:
-        text += f" ±{(ci[1] - ci[0]) / 2:.2f}"
-    return text + ("*" if mark else "")
+        text += f"\n[{ci[0]:.2f}, {ci[1]:.2f}]"
+    return text
 
 
 def _question_note(summary: dict[str, Any], metrics: list[str]) -> str:
@@ -72,63 +82,112 @@ def _question_note(summary: dict[str, Any], metrics: list[str]) -> str:
         for m in metrics
     }
     if len(set(counts.values())) == 1:
-        n = next(iter(counts.values()), 0)
-        where = f"the {n} questions"
+        where = f"the {next(iter(counts.values()), 0)} questions"
     else:
-        where = (
-            "the questions ("
-            + ", ".join(f"{_SHORT.get(m, m)} {k}" for m, k in counts.items())
-            + ")"
-        )
-    return f"scores: mean over {where} every method answered and the judge scored"
+        where = "the questions (" + ", ".join(f"{_SHORT.get(m, m)} {k}" for m, k in counts.items())
+        where += ")"
+    return f"Mean over {where} every method answered and the judge scored"
 
 
-def summary_table(summary: dict[str, Any], metrics: list[str]) -> Table:
-    """Same-question means with 95% intervals, significance marks and cost, one row per method."""
-    table = Table(
-        title="gtog eval: mean score ± half its 95% interval, and cost per method",
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-    )
-    table.add_column("method", style="bold", no_wrap=True)
-    for m in metrics:
-        table.add_column(escape(_SHORT.get(m, m)), justify="right", no_wrap=True)
-    for col in ("n", "errors", "sec p50", "sec p95", "calls", "tok p50", "$/answer"):
-        table.add_column(col, justify="right", no_wrap=True)
+def _scores(summary: dict[str, Any], metrics: list[str], width: int) -> Table:
+    methods = list(summary["by_method"])
     best = {m: _best(summary, m) for m in metrics}
+    cell = {
+        (method, m): _score(
+            summary["by_method"][method]["same_questions"], m, _differs(summary, m, best[m], method)
+        )
+        for method in methods
+        for m in metrics
+    }
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
+    name_width = max([6, *(len(m) for m in methods), *(len(_SHORT.get(m, m)) for m in metrics)])
+    wide = name_width + 6 + (len(metrics) + 1) * (_CELL_WIDTH + 1)
+    if wide <= width or len(methods) >= len(metrics):
+        table.add_column("method", style="bold", no_wrap=True)
+        table.add_column("n", justify="right", no_wrap=True)
+        for m in metrics:
+            table.add_column(escape(_SHORT.get(m, m)), justify="right", no_wrap=True)
+        for method in methods:
+            n = str(summary["by_method"][method]["n"])
+            table.add_row(escape(method), n, *(escape(cell[(method, m)]) for m in metrics))
+        return table
+    table.add_column("metric", style="bold", no_wrap=True)
+    for method in methods:
+        table.add_column(escape(method), justify="right", no_wrap=True)
+    table.add_row("n", *(str(summary["by_method"][m]["n"]) for m in methods))
+    for m in metrics:
+        table.add_row(escape(_SHORT.get(m, m)), *(escape(cell[(x, m)]) for x in methods))
+    return table
+
+
+def _costs(summary: dict[str, Any]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
+    table.add_column("method", style="bold", no_wrap=True)
+    for col in ("errors", "sec p50", "sec p95", "calls", "tokens", "$/answer"):
+        table.add_column(col, justify="right", no_wrap=True)
     for method, group in summary["by_method"].items():
         eff = summary["efficiency"].get(method, {})
         cost = summary.get("cost", {}).get(method, {})
-        same = group["same_questions"]
-        cells = [_cell(same, m, _differs(summary, m, best[m], method)) for m in metrics]
         judge_errors = sum(group["judge_errors"].values())
         per_search, per_judge = cost.get("search_usd_per_answer"), cost.get("judge_usd_per_answer")
         per_answer = None if per_search is None or per_judge is None else per_search + per_judge
-        cells += [str(group["n"]), f"{group['search_errors']}+{judge_errors}"]
-        cells += [
+        table.add_row(
+            escape(method),
+            f"{group['search_errors']}+{judge_errors}",
             _fmt(eff.get("p50_latency")),
             _fmt(eff.get("p95_latency")),
             _fmt(eff.get("p50_llm_calls"), 0),
             _fmt(eff.get("p50_tokens"), 0),
             _usd(per_answer),
-        ]
-        table.add_row(escape(method), *cells)
-    table.caption = (
-        f"{_question_note(summary, metrics)} (same_questions in the summary JSON; strict and "
-        "per-method means are there too); ± half the 95% interval (Wilson for 0/1 judges, "
-        "bootstrap otherwise; none when too few or identical scores, see ci95_reason); "
-        f"* differs from the best method (paired test, Holm p < {ALPHA:g}); "
-        "errors = failed searches + failed judge calls; sec/calls/tokens per successful search; "
-        "$/answer = search + judging (- when a model has no price)"
-    )
+        )
     return table
+
+
+def status_line(summary: dict[str, Any]) -> str | None:
+    """`partial: 40 of 60 pairs (interrupted)` for a run that did not complete, else None."""
+    run = (summary.get("metadata") or {}).get("run") or {}
+    status = run.get("status")
+    if not status or status == "complete":
+        return None
+    done, total = run.get("pairs_done"), run.get("pairs_total")
+    count = f"{done} of {total} pairs" if total else f"{done} pairs"
+    return f"partial: {count} ({status})"
+
+
+def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) -> Group:
+    """The scores table (same-question means, intervals, `*` marks), then the cost table."""
+    parts: list[RenderableType] = []
+    status = status_line(summary)
+    if status is not None:
+        parts.append(Text(status, style="bold yellow"))
+    for note in (summary.get("metadata") or {}).get("notes") or []:
+        parts.append(Text(note, style="yellow"))
+    parts.append(Text("gtog eval: scores", style="bold"))
+    parts.append(_scores(summary, metrics, width))
+    parts.append(
+        Text(
+            f"{_question_note(summary, metrics)}; [95% interval]; * differs from the best "
+            f"method (paired test, Holm p < {ALPHA:g}).",
+            style="dim",
+        )
+    )
+    parts.append(Text("cost per answer (successful searches)", style="bold"))
+    parts.append(_costs(summary))
+    parts.append(
+        Text(
+            "errors = failed searches + failed judge calls; $/answer = search + judging "
+            "(- when a model has no price).",
+            style="dim",
+        )
+    )
+    return Group(*parts)
 
 
 def print_summary(
     summary: dict[str, Any], metrics: list[str], console: Console | None = None
 ) -> None:
-    """Print the summary table."""
+    """Print the summary tables."""
     console = console or Console()
     if not console.is_terminal:
-        console = Console(width=120, file=console.file)
-    console.print(summary_table(summary, metrics))
+        console = Console(width=100, file=console.file)
+    console.print(summary_table(summary, metrics, width=console.width))

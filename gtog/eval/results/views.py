@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gtog.eval.results.currency import current_records, judged_elsewhere, searched_elsewhere
 from gtog.eval.results.errors import error_kinds
 from gtog.eval.results.records import MethodRecord
 from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
@@ -13,6 +14,7 @@ from gtog.eval.results.summary import summarize
 __all__ = [
     "DETAILED_NAME",
     "QA_DIR",
+    "RUN_STATUSES",
     "SUMMARY_NAME",
     "detailed_results",
     "qa_reference",
@@ -22,13 +24,19 @@ __all__ = [
 
 QA_DIR = "qa"
 
+RUN_STATUSES = ("complete", "incomplete", "interrupted", "stopped: <reason>")
+"""`metadata.run.status`: every pair ran; a run still going (or rebuilt mid-run); a run
+cut short by Ctrl-C or a crash; a run a fatal error stopped."""
+
 
 def _ordered(records: Iterable[MethodRecord], methods: list[str]) -> list[MethodRecord]:
     rank = {m: i for i, m in enumerate(methods)}
     return sorted(records, key=lambda r: (r.index_key, r.qid, rank.get(r.method, 99)))
 
 
-def _method_entry(r: MethodRecord, keep_intermediate: bool) -> dict[str, Any]:
+def _method_entry(
+    r: MethodRecord, keep_intermediate: bool, spec: EvalSpec | None
+) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "response": r.response,
         "scores": r.scores(),
@@ -39,11 +47,20 @@ def _method_entry(r: MethodRecord, keep_intermediate: bool) -> dict[str, Any]:
             for m, j in r.judgements.items()
         },
         "judged_with": r.judged_with,
+        "searched_with": r.searched_with,
     }
     judge_errors = {m: j.error for m, j in r.judgements.items() if j.error}
     if r.error:
         entry["error"] = r.error
         entry["error_kind"] = r.error_kind
+    if r.finish_reason:
+        entry["finish_reason"] = r.finish_reason
+    if spec is None:
+        pass
+    elif searched_elsewhere(spec, r):
+        entry["stale"] = "answered with earlier settings: left out of the summary"
+    elif judged_elsewhere(spec, r):
+        entry["stale"] = "not judged by the current judge: left out of the scores"
     if judge_errors:
         entry["judge_errors"] = judge_errors
     if keep_intermediate:
@@ -58,8 +75,13 @@ def detailed_results(
     metadata: dict[str, Any],
     *,
     keep_intermediate: bool,
+    spec: EvalSpec | None = None,
 ) -> dict[str, Any]:
-    """One entry per question with every method's response, scores and efficiency."""
+    """One entry per question with every method's response, scores and efficiency.
+
+    With the run's `spec`, an entry made under other settings or judged by another judge
+    says so (`stale`).
+    """
     questions: dict[str, dict[str, Any]] = {}
     for r in _ordered(records, methods):
         q = questions.setdefault(
@@ -74,7 +96,7 @@ def detailed_results(
                 "methods": {},
             },
         )
-        q["methods"][r.method] = _method_entry(r, keep_intermediate)
+        q["methods"][r.method] = _method_entry(r, keep_intermediate, spec)
     return {"metadata": metadata, "results": list(questions.values())}
 
 
@@ -133,10 +155,24 @@ def result_views(
     keep_intermediate: bool = True,
     stopped: str | None = None,
     partial: bool = False,
+    status: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The detailed and summary results of a run's records (the JSON `gtog eval` writes)."""
+    """The detailed and summary results of a run's records (the JSON `gtog eval` writes).
+
+    The summary uses only answers made with `spec`'s settings and verdicts of its judge
+    (`currency`); `metadata.left_out` counts the others. `status` is the run's (see
+    `RUN_STATUSES`); None: `complete` when every pair has an answer, else `incomplete`.
+    """
     import datetime as dt
 
+    currency = current_records(spec, records)
+    done = len(currency.records)
+    total = spec.pairs
+    if status is None:
+        status = f"stopped: {stopped}" if stopped else None
+    if status is None:
+        finished = (done >= total) if total else not partial
+        status = "complete" if finished else "incomplete"
     metadata = {
         "timestamp": dt.datetime.now().isoformat(timespec="seconds"),
         "gtog_version": spec.gtog_version,
@@ -153,10 +189,15 @@ def result_views(
         "repeated_questions": spec.dataset.repeats,
         "config": spec.config_path,
         "stopped": stopped,
-        "partial": partial,
-        "errors": error_kinds(records),
+        "partial": partial or status != "complete",
+        "run": {"status": status, "pairs_done": done, "pairs_total": total},
+        "left_out": currency.as_dict(),
+        "notes": currency.notes(),
+        "errors": error_kinds(currency.records),
         "spec": spec.model_dump(),
     }
-    detailed = detailed_results(records, methods, metadata, keep_intermediate=keep_intermediate)
-    summary = {"metadata": metadata, **summarize(records, methods, spec.judge.metrics)}
+    detailed = detailed_results(
+        records, methods, metadata, keep_intermediate=keep_intermediate, spec=spec
+    )
+    summary = {"metadata": metadata, **summarize(currency.records, methods, spec.judge.metrics)}
     return detailed, summary

@@ -19,6 +19,12 @@ from gtog.files import write_atomic
 __all__ = ["Checkpoint"]
 
 
+def _append(handle: IO[bytes], line: str) -> None:
+    handle.write(line.encode("utf-8") + b"\n")
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
 class Checkpoint:
     """Writer for a checkpoint file (thread-safe appends)."""
 
@@ -49,10 +55,13 @@ class Checkpoint:
 
     def _write(self, line: str) -> None:
         with self._lock:
-            self._handle.write(line.encode("utf-8") + b"\n")
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
+            if self._handle.closed:  # a record finishing in a worker thread after close()
+                with self.path.open("ab") as late:
+                    _append(late, line)
+                return
+            _append(self._handle, line)
 
     def close(self) -> None:
-        """Close the file."""
-        self._handle.close()
+        """Close the file (after a write in progress in another thread has finished)."""
+        with self._lock:
+            self._handle.close()

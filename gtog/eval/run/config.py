@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -105,6 +105,9 @@ class EvalConfig(_Strict):
     response_type: str | dict[str, str] = DEFAULT_RESPONSE_TYPE
     """One answer format for every method, or one per method ({tog: ..., local: ...})."""
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
+    truncated_answers: Literal["error", "score"] = "error"
+    """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
+    record and the summary still mark it `truncated`)."""
 
     @field_validator("metrics")
     @classmethod

@@ -14,8 +14,9 @@ import asyncio
 import gc
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from gtog.errors import FatalRunError, describe_exception
@@ -30,7 +31,7 @@ from gtog.eval.run.outputs import write_results
 from gtog.eval.run.prepare import prepare
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import Judgement, score_answer
-from gtog.llm import fatal_reason, run_sync
+from gtog.llm import CUT_REASONS, fatal_reason, run_sync
 from gtog.search import SearchEngine, SearchFailed, context_threads, retrieved_sources, run_search
 
 __all__ = ["ProgressHook", "run_evaluation", "run_evaluation_async"]
@@ -92,6 +93,12 @@ async def _search(
     result = outcome.result
     record.response = result.response if isinstance(result.response, str) else str(result.response)
     record.efficiency = _efficiency(outcome.usage, outcome.seconds, result)
+    if outcome.cut is not None:
+        record.finish_reason = outcome.cut
+        if run.config.truncated_answers == "error":  # kept, but never judged as an answer
+            record.error = f"answer {CUT_REASONS[outcome.cut]} (finish_reason: {outcome.cut})"
+            record.error_kind = "truncated"
+            return None
     context = _context_str(result.context_text)
     if run.config.output.save_intermediate:
         record.context_text = context
@@ -116,7 +123,9 @@ def _efficiency(usage: Any, seconds: float, result: Any = None) -> Efficiency:
         llm_calls_categories=calls,
         prompt_tokens_categories=prompt,
         output_tokens_categories=output,
-        cost_usd=usage.cost_usd if usage.total_calls else 0.0,
+        cost_usd=usage.cost_usd,
+        embedding_calls=usage.embedding_calls,
+        embedding_tokens=usage.embedding_tokens,
     )
 
 
@@ -148,6 +157,7 @@ async def _evaluate_one(
         reference=item.reference,
         method=method,
         evidence=item.evidence,
+        searched_with=run.spec.search_digest(method, item.index_key),
     )
     try:
         context = await _search(run, item, record, engine)
@@ -199,11 +209,6 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
     concurrency = run.options.concurrency or run.config.concurrency
     limit = asyncio.Semaphore(concurrency)
     loop = asyncio.get_running_loop()
-    # LiteLLM prepares every call in the loop's default executor (min(32, cores + 4)
-    # threads, 6 on 2 cores), where the checkpoint writes also go: size it to the run
-    loop.set_default_executor(
-        ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="gtog-eval")
-    )
     todo, to_judge = run.todo, run.to_judge
     guard = Guard(parse_budget(run.options.max_errors, len(todo) + len(to_judge)))
     items = {q.qid: q for q in run.items}
@@ -233,27 +238,52 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
             rejudged = await _rejudge_one(run, items[record.qid], record)
         await finish(rejudged)
 
-    await engines.build((q.index_key, m) for q, m in todo if m not in run.answers)
-    # the indexes, engines and imports are never garbage: spare them the collector's
-    # full passes, which otherwise stall every question for a third of a second
-    gc.freeze()
+    run.status = "interrupted"  # until the loop ends: Ctrl-C, a crash or a cancel
     try:
-        with context_threads():
-            async with asyncio.TaskGroup() as group:
-                for r in to_judge:
-                    group.create_task(judge_one(r))
-                for q, m in todo:
-                    group.create_task(search_one(q, m))
+        with _run_environment(loop, concurrency):
+            await engines.build((q.index_key, m) for q, m in todo if m not in run.answers)
+            with context_threads():
+                async with asyncio.TaskGroup() as group:
+                    for r in to_judge:
+                        group.create_task(judge_one(r))
+                    for q, m in todo:
+                        group.create_task(search_one(q, m))
+        run.status = "complete"
     except* FatalRunError as errors:
         fatal = errors.exceptions[0]
         run.stopped = run.redactor(str(fatal))
+        run.status = f"stopped: {run.stopped}"
         raise FatalRunError(run.stopped) from None
     finally:
-        gc.unfreeze()
         checkpoint.close()
         old = {r.key for r in kept}
         run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
     return run
+
+
+@contextmanager
+def _run_environment(loop: asyncio.AbstractEventLoop, concurrency: int) -> Iterator[None]:
+    """A default executor sized to the run and a frozen heap; both restored afterwards.
+
+    LiteLLM prepares every call in the loop's default executor (min(32, cores + 4)
+    threads, 6 on 2 cores), where the checkpoint writes also go. The indexes, engines and
+    imports are never garbage: frozen, they are spared the collector's full passes, which
+    otherwise stall every question for a third of a second. A caller that froze its heap
+    itself keeps it frozen.
+    """
+    pool = ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="gtog-eval")
+    previous = getattr(loop, "_default_executor", None)  # asyncio has no public getter
+    loop.set_default_executor(pool)
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.unfreeze()
+        loop._default_executor = previous  # type: ignore[attr-defined]
+        pool.shutdown(wait=False)
 
 
 def run_evaluation(options: EvalOptions, on_record: ProgressHook | None = None) -> EvalRun:

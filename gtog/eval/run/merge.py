@@ -123,7 +123,8 @@ def merge_runs(out: Path, dirs: list[Path], *, partial: bool = False) -> MergeRe
         raise InputError(f"{out}: already holds results ({taken[0].name}); merge into a new folder")
     shards = [_load(Path(d)) for d in dirs]
     missing = _check(shards, partial)
-    spec = shards[0].spec.model_copy(update={"shard": None})
+    pairs = sum(s.spec.shard.pairs for s in shards if s.spec.shard is not None)
+    spec = shards[0].spec.model_copy(update={"shard": None, "pairs": pairs})
     ordered = sorted(shards, key=lambda s: s.spec.shard.index if s.spec.shard else 0)
     records = [r for s in ordered for r in s.records]
     with OutputLock(out):

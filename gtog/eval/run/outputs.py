@@ -23,10 +23,16 @@ def write_outputs(
     keep_intermediate: bool = True,
     qa_files: bool = True,
     stopped: str | None = None,
+    status: str | None = None,
 ) -> tuple[Path, Path]:
     """Write a run's detailed and summary JSON, qa/ files, report.html and CSV, atomically."""
     detailed_data, summary = result_views(
-        spec, records, methods, keep_intermediate=keep_intermediate, stopped=stopped
+        spec,
+        records,
+        methods,
+        keep_intermediate=keep_intermediate,
+        stopped=stopped,
+        status=status,
     )
     detailed = output_dir / DETAILED_NAME
     summary_path = output_dir / SUMMARY_NAME
@@ -51,4 +57,5 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
         keep_intermediate=run.config.output.save_intermediate,
         qa_files=run.config.output.qa_responses,
         stopped=run.stopped,
+        status=run.status,
     )

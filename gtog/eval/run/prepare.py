@@ -123,8 +123,14 @@ def _secrets(projects: dict[str, Project]) -> list[str]:
 
 
 def _backup(path: Path) -> None:
+    """Rename `path` to `<name>.<time>.bak` (`-2`, `-3`, ... when that name is taken)."""
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path.rename(path.with_name(f"{path.name}.{stamp}.bak"))
+    target = path.with_name(f"{path.name}.{stamp}.bak")
+    n = 1
+    while target.exists() or target.is_symlink():
+        n += 1
+        target = path.with_name(f"{path.name}.{stamp}-{n}.bak")
+    path.rename(target)
 
 
 def _refusal(path: Path, changes: list[str], judge_only: bool) -> InputError:
@@ -254,6 +260,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         redactor=Redactor(_secrets(projects)),
         dataset_warnings=dataset.warnings,
     )
+    run.spec.pairs = len(run.pairs)
     if options.shard is not None:
         run.spec.shard = ShardSpec(
             index=options.shard.index, count=options.shard.count, pairs=len(run.pairs)

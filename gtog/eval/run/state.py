@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gtog.eval.dataset import QAItem
+from gtog.eval.results.currency import judged_elsewhere, searched_elsewhere
 from gtog.eval.results.records import MethodRecord
 from gtog.eval.results.spec import EvalSpec
 from gtog.eval.run.answers import AnswerBook
@@ -79,6 +80,9 @@ class EvalRun:
     lock: OutputLock | None = None
     stopped: str | None = None
     """Why the run stopped early (a fatal error), if it did."""
+    status: str | None = None
+    """How the loop ended: `complete`, `interrupted` (Ctrl-C, a crash) or `stopped: why`;
+    None before it ran."""
     dataset_warnings: list[str] = field(default_factory=list)
     """One-line notes on the dataset (repeated questions, skipped files) for the caller."""
 
@@ -99,7 +103,10 @@ class EvalRun:
         if self.mode == "rescore":
             return []
         finished = {
-            r.key for r in self.done if not (self.options.retry_errors and r.error is not None)
+            r.key
+            for r in self.done
+            if not (self.options.retry_errors and r.error is not None)
+            and not searched_elsewhere(self.spec, r)  # --force after a change: re-run
         }
         return [(q, m) for q, m in self.pairs if (q.qid, m) not in finished]
 
@@ -114,8 +121,8 @@ class EvalRun:
         for r in self.done:
             if r.key not in wanted or r.key in searching or r.error is not None:
                 continue
-            # --force resumes despite a changed judge: earlier verdicts are kept as they are
-            stale = not self.options.force and r.judged_with != self.spec.judge.digest(r.index_key)
+            # --force resumes despite a changed judge: earlier verdicts are judged again
+            stale = judged_elsewhere(self.spec, r)
             retry = self.options.retry_errors and r.judge_failed
             if self.mode == "rescore" or stale or retry:
                 out.append(r)

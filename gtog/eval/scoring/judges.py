@@ -20,7 +20,7 @@ from pydantic import BaseModel, field_validator
 
 from gtog.errors import InputError, describe_exception
 from gtog.eval.scoring.base import Judgement, ScorerBase, register_scorer
-from gtog.llm import ChatModel, ask_json, fatal_reason, parse_json_reply
+from gtog.llm import ChatModel, UsageMeter, ask_json, fatal_reason, metering, parse_json_reply
 from gtog.prompts import placeholders, render_prompt
 
 if TYPE_CHECKING:
@@ -127,6 +127,17 @@ def parse_verdict(text: str) -> tuple[int, str | None]:
     return verdict.score, verdict.reason
 
 
+def _usage(meter: UsageMeter) -> dict[str, Any]:
+    """The judgement's usage fields from a meter of its calls."""
+    tally = meter.tally
+    return {
+        "llm_calls": tally.total_calls,
+        "prompt_tokens": tally.total_prompt_tokens,
+        "output_tokens": tally.total_output_tokens,
+        "cost_usd": tally.cost_usd,
+    }
+
+
 async def judge(
     metric: str,
     model: ChatModel,
@@ -145,33 +156,28 @@ async def judge(
     including `timeout` seconds passing, is this metric's error.
     """
     prompt = render_prompt(prompts.templates[metric], values)
-    try:
-        reply = await asyncio.wait_for(
-            ask_json(
-                model,
-                prompt,
-                Verdict,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                structured=json_mode,
-                attempts=attempts,
-                category=metric,
-            ),
-            timeout,
-        )
-    except TimeoutError:
-        return Judgement.unscored(f"timed out after {timeout:g} s")
-    except Exception as exc:
-        if fatal_reason(exc) is not None:
-            raise
-        return Judgement.unscored(describe_exception(exc))
-    costs = [r.cost_usd for r in reply.replies]
-    usage: dict[str, Any] = {
-        "llm_calls": len(reply.replies),
-        "prompt_tokens": sum(r.prompt_tokens for r in reply.replies),
-        "output_tokens": sum(r.output_tokens for r in reply.replies),
-        "cost_usd": None if None in costs else sum(c for c in costs if c is not None),
-    }
+    with metering() as meter:  # what every attempt spent, also when a later one times out
+        try:
+            reply = await asyncio.wait_for(
+                ask_json(
+                    model,
+                    prompt,
+                    Verdict,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    structured=json_mode,
+                    attempts=attempts,
+                    category=metric,
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            return Judgement.unscored(f"timed out after {timeout:g} s", **_usage(meter))
+        except Exception as exc:
+            if fatal_reason(exc) is not None:
+                raise
+            return Judgement.unscored(describe_exception(exc), **_usage(meter))
+    usage = _usage(meter)
     if reply.value is None:
         why = (reply.error or "").removeprefix("unusable reply: ")
         return Judgement.unscored(

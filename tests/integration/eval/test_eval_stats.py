@@ -51,11 +51,11 @@ def _rules() -> list[Rule]:
     return tog_rules(tog) + search_rules(answered)
 
 
-def _price() -> tuple[float, float]:
+def _price(model: str = "gpt-4o-mini") -> tuple[float, float]:
     import litellm
 
-    costs = litellm.model_cost["gpt-4o-mini"]
-    return float(costs["input_cost_per_token"]), float(costs["output_cost_per_token"])
+    costs = litellm.model_cost[model]
+    return float(costs["input_cost_per_token"]), float(costs.get("output_cost_per_token") or 0)
 
 
 def test_paired_tests_tell_identical_methods_from_a_worse_one(
@@ -126,10 +126,14 @@ def test_paired_tests_tell_identical_methods_from_a_worse_one(
 
     # cost from LiteLLM's price map for gpt-4o-mini, per method, from the server's usage
     price_in, price_out = _price()
+    price_embedding, _ = _price("text-embedding-3-small")
     for method in ("tog", "local", "basic"):
         eff = summary["efficiency"][method]
         expected = eff["total_prompt_tokens"] * price_in + eff["total_output_tokens"] * price_out
+        expected += eff["total_embedding_tokens"] * price_embedding  # the query embeddings
         assert eff["usd_total"] == pytest.approx(expected) and expected > 0
+        if method != "tog":  # one query embedding per question, counted and priced
+            assert eff["total_embedding_calls"] == 14 and eff["total_embedding_tokens"] > 0
         assert eff["usd_per_answer"] == pytest.approx(expected / 14)
         assert eff["p50_latency"] > 0 and eff["p95_latency"] >= eff["p50_latency"]
         usage = summary["judge_usage"][method]
@@ -142,8 +146,11 @@ def test_paired_tests_tell_identical_methods_from_a_worse_one(
     )
 
     # the table: intervals, a significance mark on ToG only, and the question set
-    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.strip()}
-    assert "±" in rows["tog"] and "*" in rows["tog"]
+    scores = result.stdout.split("cost per answer")[0]
+    rows = {line.split()[0]: line for line in scores.splitlines() if line.strip()}
+    lo, hi = tog["same_questions"]["ci95"]["correctness"]
+    assert f"[{lo:.2f}, {hi:.2f}]" in scores and "±" not in scores
+    assert "*" in rows["tog"]
     assert "*" not in rows["local"] and "*" not in rows["basic"]
     assert "the 14 questions every method answered" in " ".join(result.stdout.split())
 

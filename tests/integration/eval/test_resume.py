@@ -100,6 +100,10 @@ def test_resume_refuses_a_changed_dataset_or_judge_prompts_unless_forced(
     refused = gtog(*args, "--resume")
     assert refused.returncode == 2
     assert "judge prompts changed" in refused.stderr
+    llm_server.clear_log()
     forced = gtog(*args, "--resume", "--force")
     assert forced.returncode == 0, forced.stderr
-    assert "0 to run, 1 already done" in forced.stderr
+    # --force keeps the answer and asks the changed judge again: no search, one verdict set
+    assert "0 to run, 1 to re-judge" in " ".join(forced.stderr.split())
+    assert not [e for e in llm_server.chat_log() if e.rule == "search:answer"]
+    assert [e.rule for e in llm_server.chat_log() if e.rule == "judge:completeness"]

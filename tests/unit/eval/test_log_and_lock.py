@@ -59,6 +59,7 @@ def _record(qid: str, method: str) -> MethodRecord:
         response="ans",
         judgements={"correctness": Judgement(score=1, reason="ok", llm_calls=1, prompt_tokens=9)},
         judged_with=SPEC.judge.digest("a"),
+        searched_with=SPEC.search_digest(method, "a"),
         efficiency=Efficiency(latency=1.5, llm_calls=2, prompt_tokens=30, output_tokens=4),
     )
 
@@ -73,7 +74,9 @@ def test_read_log_reads_checkpoint_detailed_and_folder_back(tmp_path: Path) -> N
     assert from_checkpoint.spec == SPEC and from_checkpoint.records == records
 
     metadata = {"spec": SPEC.model_dump()}
-    detailed = detailed_results(records, ["tog", "local"], metadata, keep_intermediate=True)
+    detailed = detailed_results(
+        records, ["tog", "local"], metadata, keep_intermediate=True, spec=SPEC
+    )
     write_json_atomic(tmp_path / "d" / "eval_results_detailed.json", detailed)
     from_detailed = read_log(tmp_path / "d" / "eval_results_detailed.json")
     key = lambda r: r.key  # noqa: E731

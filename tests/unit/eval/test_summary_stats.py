@@ -178,10 +178,20 @@ def test_unanimous_share_of_judge_trials() -> None:
     assert single["by_method"]["local"]["unanimous"]["correctness"] is None
 
 
-def _render(summary: dict, metrics: list[str]) -> str:
-    console = Console(width=200, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
-    console.print(summary_table(summary, metrics))
+def _render(summary: dict, metrics: list[str], width: int = 200) -> str:
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(summary_table(summary, metrics, width=width))
     return console.export_text()
+
+
+def _rows(text: str) -> dict[str, str]:
+    """First word -> that line and the next (a score cell stacks its interval below)."""
+    lines = text.splitlines()
+    out: dict[str, str] = {}
+    for i, line in enumerate(lines):
+        if line.strip() and line.split()[0] not in out:
+            out[line.split()[0]] = line + "\n" + (lines[i + 1] if i + 1 < len(lines) else "")
+    return out
 
 
 def test_table_shows_interval_marks_significance_and_question_set() -> None:
@@ -192,11 +202,51 @@ def test_table_shows_interval_marks_significance_and_question_set() -> None:
     records += [rec(str(i), "basic", a[i]) for i in range(14)]
     s = summarize(records, ["tog", "local", "basic"], ["correctness"])
     text = _render(s, ["correctness"])
-    half = (s["by_method"]["tog"]["same_questions"]["ci95"]["correctness"][1]
-            - s["by_method"]["tog"]["same_questions"]["ci95"]["correctness"][0]) / 2  # fmt: skip
-    rows = {line.split()[0]: line for line in text.splitlines() if line.strip()}
-    assert f"0.93 ±{half:.2f}" in rows["tog"] and "*" not in rows["tog"]
-    assert "0.07" in rows["local"] and "*" in rows["local"]  # worse than the best, Holm p<.05
+    lo, hi = s["by_method"]["tog"]["same_questions"]["ci95"]["correctness"]
+    rows = _rows(text)
+    assert "0.93" in rows["tog"] and f"[{lo:.2f}, {hi:.2f}]" in rows["tog"]  # not ± a half
+    assert "±" not in text and "*" not in rows["tog"]
+    assert "0.07*" in rows["local"]  # worse than the best, Holm p<.05
     assert "*" not in rows["basic"]  # identical to the best
     assert "the 14 questions every method answered" in " ".join(text.split())
-    assert "$0.0011" in rows["tog"]
+    cost_rows = {line.split()[0]: line for line in text.split("cost per answer")[1].splitlines()
+                 if line.strip()}  # fmt: skip
+    assert "$0.0011" in cost_rows["tog"]
+
+
+def test_asymmetric_interval_is_printed_as_it_is() -> None:
+    records = [rec(str(i), "tog", 1) for i in range(12)]
+    s = summarize(records, ["tog"], ["correctness"])
+    lo, hi = s["by_method"]["tog"]["same_questions"]["ci95"]["correctness"]
+    assert hi == 1.0 and lo < 0.8  # Wilson at 12/12: [0.76, 1.00]
+    text = _render(s, ["correctness"])
+    assert f"[{lo:.2f}, 1.00]" in text and "±" not in text
+
+
+def test_table_fits_80_columns_and_never_cuts_a_number() -> None:
+    metrics = ["correctness", "faithfulness", "relevance", "completeness", "token_recall",
+               "evidence_recall"]  # fmt: skip
+    records = []
+    for method in ("tog", "local", "basic"):
+        for i in range(10):
+            r = rec(str(i), method, i % 2)
+            for m in metrics[1:]:
+                r.judgements[m] = r.judgements["correctness"].model_copy()
+            records.append(r)
+    s = summarize(records, ["tog", "local", "basic"], metrics)
+    text = _render(s, metrics, width=80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    means = {f"{s['by_method'][m]['same_questions'][x]:.2f}" for m in s["by_method"]
+             for x in metrics}  # fmt: skip
+    lo, hi = s["by_method"]["tog"]["same_questions"]["ci95"]["correctness"]
+    assert all(v in text for v in means) and f"[{lo:.2f}, {hi:.2f}]" in text
+    assert "…" not in text and "..." not in text
+    for name in ("tog", "local", "basic", "n"):
+        assert name in text
+
+
+def test_partial_run_says_so_above_the_table() -> None:
+    s = summarize([rec("1", "tog", 1)], ["tog"], ["correctness"])
+    s["metadata"] = {"run": {"status": "interrupted", "pairs_done": 1, "pairs_total": 6}}
+    text = _render(s, ["correctness"])
+    assert text.splitlines()[0].strip() == "partial: 1 of 6 pairs (interrupted)"
