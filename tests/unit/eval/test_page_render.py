@@ -12,7 +12,7 @@ from jinja2 import UndefinedError
 
 from gtog.eval.report.html import ENVIRONMENT, render_page
 from gtog.eval.report.page import page_data
-from tests.unit.eval.test_page import RECORDS, XSS, rec, run_json
+from tests.unit.eval.test_page import METRICS, RECORDS, XSS, rec, run_json
 
 XSS_SHOWN = (
     "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt; Maren"
@@ -86,15 +86,15 @@ def _cells(html: str, heading: str) -> list[list[str]]:
 def test_headline_is_labelled_same_question_and_own_answers_secondary() -> None:
     html = render_page(page_data(*run_json(current=True)))
     assert (
-        "each method's mean over the questions every method answered (correctness 2, "
-        "faithfulness 1, token_recall 2) and the judge scored" in html
+        "each method's mean over the questions every method answered and the judge scored "
+        "(correctness 2, faithfulness 1, token_recall 2)" in html
     )
     head, tog, local = _cells(html, 'id="scores"')
     assert head == ["method", "correctness (n = 2)", "faithfulness (n = 1)", "token_recall (n = 2)"]
     assert local[0] == "local" and local[3].startswith("0.750")  # same questions: a1, a2
     assert tog[1].startswith("0.500")
-    head, tog, local = _cells(html, "Each method over its own answers")
-    assert head[1] == "correctness, own answers"
+    head, tog, local = _cells(html, "Secondary: each method over its own answers")
+    assert head == ["method", *METRICS]
     assert local[3].startswith("0.833") and local[3].endswith("(3/3)")
     assert local[2].startswith("0.500") and local[2].endswith("(2/3)")  # a2's judge failed
     assert tog[1].endswith("(2/3)")  # b1's search failed
@@ -111,7 +111,7 @@ def test_headline_is_labelled_same_question_and_own_answers_secondary() -> None:
 def test_older_summary_is_labelled_own_answers() -> None:
     html = render_page(page_data(*run_json()))
     assert "each method's mean over its own scored answers" in html
-    assert "has no same-question means" in html and "own answers</th>" not in html
+    assert "has no same-question means" in html and "Secondary: each method" not in html
     _, tog, _ = _cells(html, 'id="scores"')
     assert tog[1] == "0.500 (2/3)"
     assert "(k) = answers scored" in html
