@@ -78,8 +78,9 @@ def test_eval_writes_report_and_csv_with_every_question_and_method(
     # the headline is the terminal's: same-question means with their n
     for metric in ("correctness", "faithfulness", "relevance", "completeness"):
         n = summary["by_method"]["local"]["same_questions"]["scored"][metric]
-        assert f"<th class=\"num\">{metric} (n = {n})</th>" in html
+        assert f'<th class="num">{metric} (n = {n})</th>' in html
     same = summary["by_method"]["basic"]["same_questions"]
+    n = same["scored"]["correctness"]
     assert f"basic correctness: {same['correctness']:.3f} over the {n} questions" in html
     assert "Secondary: each method over its own answers" in html and "Partial" not in html
 
