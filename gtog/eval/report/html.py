@@ -16,11 +16,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from jinja2.ext import Extension
+from jinja2.lexer import (
+    TOKEN_BLOCK_BEGIN,
+    TOKEN_DATA,
+    TOKEN_VARIABLE_END,
+    Token,
+    TokenStream,
+)
 from markupsafe import Markup
 
 from gtog.eval.report.bars import error_bars, heat_map, score_bars, stage_bars
@@ -53,16 +60,29 @@ def _csp() -> str:
 class _Compact(Extension):
     """Drop the templates' layout whitespace so the page is as small as hand-joined markup.
 
-    A line break and the indentation after it vanish after `>`, `%}` or `#}` and before
-    `<`, `{%` or `{#`; anywhere else (text wrapped across lines) they become one space.
-    Only the templates' own source changes: values (answers, contexts) keep every space.
+    In the templates' own text (never in values: answers and contexts keep every space), a
+    line break and the indentation after it vanish next to a tag (after `>`, before `<`),
+    after a `{% %}` block and before one; anywhere else (text wrapped across lines, next to
+    a `{{ }}`) they become one space. Works on the token stream, so template errors keep
+    their line numbers.
     """
 
-    _BETWEEN = re.compile(r"(?:(?<=>)|(?<=%\})|(?<=#\}))\n\s*|\n\s*(?=<|\{%|\{#)")
+    _AT_TAG = re.compile(r"(?<=>)\n\s*|\n\s*(?=<)")
+    _LEADING = re.compile(r"^\n\s*")
+    _TRAILING = re.compile(r"\n\s*$")
     _WRAPPED = re.compile(r"\n\s*")
 
-    def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
-        return self._WRAPPED.sub(" ", self._BETWEEN.sub("", source)).strip()
+    def filter_stream(self, stream: TokenStream) -> Iterator[Token]:
+        tokens = list(stream)
+        for i, token in enumerate(tokens):
+            if token.type == TOKEN_DATA:
+                text = self._AT_TAG.sub("", token.value)
+                if i == 0 or tokens[i - 1].type != TOKEN_VARIABLE_END:
+                    text = self._LEADING.sub("", text)
+                if i + 1 == len(tokens) or tokens[i + 1].type == TOKEN_BLOCK_BEGIN:
+                    text = self._TRAILING.sub("", text)
+                token = Token(token.lineno, token.type, self._WRAPPED.sub(" ", text))
+            yield token
 
 
 def _num(value: float | None, digits: int = 2) -> str:

@@ -6,6 +6,8 @@ import base64
 import hashlib
 import html as html_lib
 import re
+import traceback
+from pathlib import Path
 
 import pytest
 from jinja2 import UndefinedError
@@ -167,8 +169,12 @@ def test_templates_fail_loudly_and_keep_no_layout_whitespace() -> None:
     data = page_data(*run_json(current=True))
     with pytest.raises(UndefinedError):
         ENVIRONMENT.from_string("{{ data.header.no_such_field }}").render(data=data)
-    with pytest.raises(UndefinedError):  # a field the page needs is missing: no blank page
+    with pytest.raises(UndefinedError, match="'csp' is undefined") as failed:
         ENVIRONMENT.get_template("report.html").render(data=data, h=data.header)
+    where = [(f.filename, f.lineno) for f in traceback.extract_tb(failed.value.__traceback__)]
+    template = ENVIRONMENT.get_template("report.html").filename
+    line = next(i for i, t in enumerate(Path(template).read_text().splitlines(), 1) if "csp" in t)
+    assert (template, line) in where  # the error names the template line
     html = render_page(data)
     markup = re.sub(r"<(style|script|pre)>.*?</\1>", "", html, flags=re.S)
     assert "\n" not in markup.strip() and ">  " not in markup  # the templates' indentation
