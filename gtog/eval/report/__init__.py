@@ -1,11 +1,16 @@
 """The report: `report.html` (self-contained, server-side SVG charts) and the CSV.
 
-`page` turns the detailed and summary JSON into typed page data; `charts` draws it as SVG;
-`html` renders the page; `publish.write_report` reads an output folder (its JSON, or its
-checkpoint mid-run) and writes `report.html` and `eval_results.csv` atomically.
+`page` turns the detailed and summary JSON into typed page data (`models`; per-question
+pieces in `questions`, tolerant JSON readers in `readers`); `bars` and `scatter` draw it as
+SVG (shared frame, axes and colours in `svg`, escaping element builder in `markup`); `html`
+renders the page from the Jinja2 templates in `templates/` (autoescaped, StrictUndefined)
+with the inline style and script of `assets/`; `publish.write_report` reads an output folder
+(its JSON, or its checkpoint mid-run) and writes `report.html` and `eval_results.csv`
+atomically. Headline means are same-question means, as in the terminal table.
 """
 
-from gtog.eval.report.page import PageData, page_data
+from gtog.eval.report.models import PageData
+from gtog.eval.report.page import page_data
 from gtog.eval.report.publish import REPORT_NAME, write_report
 
 __all__ = ["REPORT_NAME", "PageData", "page_data", "write_report"]

@@ -1,34 +1,20 @@
-"""A tiny HTML/SVG element builder that escapes every string it is given.
+"""A tiny SVG element builder that escapes every string it is given (for the charts).
 
-Text from a dataset or a model only ever enters a page as a `str` child or attribute value,
-and both are escaped here, so an answer holding `<script>` shows as text. Markup built by
-`el` is a `Markup` (a `str` subclass) and is passed through unchanged.
+Text from a dataset or a model only ever enters a chart as a `str` child or attribute value,
+and both are escaped here with markupsafe, the escaping the page's Jinja2 templates use, so
+an entity name holding `<script>` shows as text. What `el` builds is a `markupsafe.Markup`:
+passed through unchanged here and by the templates' autoescaping.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping
 
-__all__ = ["Child", "Markup", "el", "esc", "join"]
+from markupsafe import Markup, escape
 
-
-class Markup(str):
-    """A string of markup that is already safe (built by `el`/`esc`/`join`)."""
-
-    __slots__ = ()
-
+__all__ = ["Child", "Markup", "el", "join"]
 
 Child = Markup | str | int | float | None | Iterable["Child"]
-
-_VOID = frozenset({"meta", "br", "hr", "input", "img", "link", "col"})
-
-
-def esc(value: object) -> Markup:
-    """`value` as escaped text (Markup passes through)."""
-    if isinstance(value, Markup):
-        return value
-    return Markup(html.escape(str(value), quote=True))
 
 
 def join(children: Iterable[Child]) -> Markup:
@@ -38,7 +24,7 @@ def join(children: Iterable[Child]) -> Markup:
         if child is None:
             continue
         if isinstance(child, str | int | float):
-            parts.append(esc(child))
+            parts.append(escape(child))
         else:
             parts.append(join(child))
     return Markup("".join(parts))
@@ -62,8 +48,6 @@ def el(tag: str, attrs: Mapping[str, object] | None = None, *children: Child) ->
         if value is True:
             parts.append(f" {name}")
         else:
-            parts.append(f' {name}="{html.escape(_attr_value(value), quote=True)}"')
-    parts.append(">")
-    if tag in _VOID:
-        return Markup("".join(parts))
-    return Markup("".join(parts) + join(children) + f"</{tag}>")
+            parts.append(f' {name}="{escape(_attr_value(value))}"')
+    parts += [">", join(children), f"</{tag}>"]
+    return Markup("".join(parts))

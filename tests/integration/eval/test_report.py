@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from markupsafe import escape
 
 from tests.integration.eval.helpers import (
     checkpoint_keys,
@@ -25,8 +26,8 @@ pytestmark = pytest.mark.integration
 
 MARKUP_ANSWER = '<script>alert("pwned")</script><img src=x onerror="alert(1)"> Maren Holt.'
 MARKUP_SHOWN = (
-    "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;"
-    "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; Maren Holt."
+    "&lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt;"
+    "&lt;img src=x onerror=&#34;alert(1)&#34;&gt; Maren Holt."
 )
 
 
@@ -61,7 +62,7 @@ def test_eval_writes_report_and_csv_with_every_question_and_method(
     out = root / "results"
     assert f"wrote{out / 'report.html'}" in "".join(result.stderr.split())  # rich wraps lines
     assert any(e.rule == "search:markup" for e in llm_server.chat_log())
-    detailed, _ = load_results(root)
+    detailed, summary = load_results(root)
     html = (out / "report.html").read_text(encoding="utf-8")
 
     qids = [q["question_id"] for q in detailed["results"]]
@@ -71,11 +72,20 @@ def test_eval_writes_report_and_csv_with_every_question_and_method(
     assert html.count('<details class="q"') == 6
     assert html.count("<h4>local</h4>") == 6 and html.count("<h4>basic</h4>") == 6
     for q in detailed["results"]:
-        assert html_lib.escape(q["question"]) in html
+        assert escape(q["question"]) in html  # the page's escaping (markupsafe, as Jinja2)
     assert "local, basic" in html and "lighthouse, orchard" in html
 
+    # the headline is the terminal's: same-question means with their n
+    for metric in ("correctness", "faithfulness", "relevance", "completeness"):
+        n = summary["by_method"]["local"]["same_questions"]["scored"][metric]
+        assert f'<th class="num">{metric} (n = {n})</th>' in html
+    same = summary["by_method"]["basic"]["same_questions"]
+    n = same["scored"]["correctness"]
+    assert f"basic correctness: {same['correctness']:.3f} over the {n} questions" in html
+    assert "Secondary: each method over its own answers" in html and "Partial" not in html
+
     assert external_references(html) == []
-    assert MARKUP_SHOWN in html
+    assert MARKUP_SHOWN in html and html_lib.unescape(MARKUP_SHOWN) == MARKUP_ANSWER
     assert "<script>alert" not in html and "<img" not in html
     assert html.count("<script>") == 1  # the page's own filter script
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 from html.parser import HTMLParser
@@ -106,3 +107,15 @@ def test_report_in_headless_chromium(
     png = screenshot(CHROMIUM, page, tmp_path / "report.png")
     assert _png_size(png) == (1280, 2000)
     assert png.stat().st_size > 30_000  # a drawn page, not a blank one
+
+    # a run that stopped early (metadata.run, from the summary): the banner says how far
+    summary_path = root / "results" / "eval_results_summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary["metadata"]["run"] = {"status": "interrupted", "pairs_done": 18, "pairs_total": 40}
+    summary_path.write_text(json.dumps(summary))
+    again = gtog("eval", "report", str(root / "results"))
+    assert again.returncode == 0, again.stderr
+    stopped = load_page(CHROMIUM, page.as_uri())
+    assert stopped.console == []
+    banner = re.findall(r'<p class="banner">(.*?)</p>', stopped.dom)
+    assert len(banner) == 1 and banner[0].startswith("Partial: 18 of 40 pairs (interrupted).")

@@ -1,0 +1,254 @@
+"""What the report shows, as typed, render-ready data (built by gtog.eval.report.page).
+
+A missing score is None (unscored), never 0. Means carry the set of answers they cover:
+the page's headline is the mean over the questions every method answered and the judge
+scored (`MetricScore.same`), as in the terminal table; each method's mean over its own
+scored answers (`MetricScore.own`) is secondary and labelled as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "SIGNIFICANCE",
+    "Answer",
+    "Comparison",
+    "CostPoint",
+    "ErrorCount",
+    "Header",
+    "HeatCell",
+    "Mean",
+    "MetricScore",
+    "PageData",
+    "Question",
+    "RunStatus",
+    "Spread",
+]
+
+SIGNIFICANCE = 0.05
+"""A difference is called significant when its (Holm-adjusted) p-value is below this."""
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """How far the run got (the summary's `metadata.run`; absent in older summaries)."""
+
+    status: str
+    """`complete`, `interrupted` or `stopped: <reason>`."""
+    pairs_done: int | None
+    pairs_total: int | None
+
+    @property
+    def complete(self) -> bool:
+        """The run answered every (question, method) pair it was asked for."""
+        return self.status == "complete"
+
+
+@dataclass(frozen=True)
+class Header:
+    """Who, what and when of the run, and how many answers were scored or failed."""
+
+    dataset: str
+    indexes: list[str]
+    methods: list[str]
+    metrics: list[str]
+    judge_models: dict[str, str]
+    versions: dict[str, str]
+    timestamp: str
+    answers: int
+    fully_scored: int
+    search_failed: int
+    judge_failed: int
+    """Answers with at least one judge error (their other metrics may be scored)."""
+    unscored_judgements: int
+    partial: bool = False
+    """Rebuilt from the checkpoint of a run still going or interrupted."""
+    run: RunStatus | None = None
+
+
+@dataclass(frozen=True)
+class Mean:
+    """A mean score with its 95% interval (None when the summary has none) and its count."""
+
+    value: float | None
+    ci95: tuple[float, float] | None
+    n: int
+    """How many scores it averages."""
+
+
+@dataclass(frozen=True)
+class MetricScore:
+    """One method's score on one metric."""
+
+    method: str
+    metric: str
+    same: Mean | None
+    """Over the questions every method answered and the judge scored (None: not in the
+    summary, which an older gtog wrote)."""
+    own: Mean
+    """Over the answers of this method the judge scored."""
+    answers: int
+    """Answers of this method (scored or not)."""
+    errors: int
+
+    @property
+    def headline(self) -> Mean:
+        """The mean the page compares methods by: `same`, else (older summaries) `own`."""
+        return self.same if self.same is not None else self.own
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A paired difference between two methods on one metric (from the summary)."""
+
+    metric: str
+    a: str
+    b: str
+    n: int | None
+    a_mean: float | None
+    b_mean: float | None
+    diff: float | None
+    ci95: tuple[float, float] | None
+    p_value: float | None
+    p_holm: float | None
+    test: str | None
+
+    @property
+    def significant(self) -> bool:
+        """Holm-adjusted p (or plain p when no adjustment is given) below SIGNIFICANCE."""
+        p = self.p_holm if self.p_holm is not None else self.p_value
+        return p is not None and p < SIGNIFICANCE
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    """Mean primary score of one method on one index."""
+
+    index_key: str
+    method: str
+    mean: float | None
+    scored: int
+    """Scores averaged: questions (same-question means) or answers (own answers)."""
+    n: int
+    """Answers of this method on this index."""
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    """A method's mean quality against its mean cost per answer."""
+
+    method: str
+    quality: float | None
+    quality_ci95: tuple[float, float] | None
+    quality_n: int
+    """Scores in the quality mean."""
+    tokens: float | None
+    latency: float | None
+    llm_calls: float | None
+    cost_usd: float | None
+    """Mean USD per answer, when every costed answer had a known price."""
+    n: int
+    """Successful searches (the cost averages' count)."""
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Quantiles of a per-answer figure for one method (numpy percentiles)."""
+
+    method: str
+    values: list[float]
+    p10: float
+    p25: float
+    p50: float
+    p75: float
+    p90: float
+
+    @classmethod
+    def of(cls, method: str, values: list[float]) -> Spread | None:
+        """None when there are no values."""
+        if not values:
+            return None
+        q = np.percentile(np.asarray(values, dtype=float), [10, 25, 50, 75, 90])
+        return cls(method, values, *(float(x) for x in q))
+
+
+@dataclass(frozen=True)
+class ErrorCount:
+    """How often one kind of failure happened for one method."""
+
+    method: str
+    where: str
+    """`search` or `judge: <metric>`."""
+    kind: str
+    count: int
+    example: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One method's answer to one question, as shown in the question list."""
+
+    method: str
+    response: str | None
+    error: str | None
+    scores: dict[str, float | None]
+    reasons: dict[str, str | None]
+    judge_errors: dict[str, str]
+    latency: float | None
+    llm_calls: int | None
+    prompt_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    calls_by_stage: dict[str, int]
+    paths: list[str]
+    context: str | None
+    source_ids: list[str]
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question with the dataset's reference and every method's answer."""
+
+    qid: str
+    index_key: str
+    question: str
+    ground_truth: str
+    gold_evidence: str | None
+    answers: list[Answer]
+    disagree: bool
+    """Methods scored differently on the primary metric."""
+    failed: bool
+    """A search or judge failed for some method."""
+    wrong: bool
+    """Some method scored below 0.5 on the primary metric."""
+
+
+@dataclass(frozen=True)
+class PageData:
+    """Everything the page draws."""
+
+    header: Header
+    primary: str
+    scores: list[MetricScore]
+    comparisons: list[Comparison]
+    heat: list[HeatCell]
+    costs: list[CostPoint]
+    latency: list[Spread]
+    llm_calls: list[Spread]
+    stage_calls: dict[str, dict[str, float]]
+    """method -> stage -> mean LLM calls per answer (methods that report stages)."""
+    errors: list[ErrorCount]
+    questions: list[Question]
+    has_intervals: bool = field(default=False)
+    same_questions: bool = field(default=False)
+    """The headline means are same-question means (False: an older summary without them,
+    or none at all; the page then shows each method's own-answers mean, labelled so)."""
+    common: dict[str, int] = field(default_factory=dict)
+    """metric -> questions every method answered and the judge scored (same-question n)."""
+
+    def score(self, method: str, metric: str) -> MetricScore | None:
+        """The method's score on the metric, if the summary has it."""
+        return next((s for s in self.scores if s.method == method and s.metric == metric), None)
