@@ -67,6 +67,8 @@ class Header:
     partial: bool = False
     """Rebuilt from the checkpoint of a run still going or interrupted."""
     run: RunStatus | None = None
+    notes: list[str] = field(default_factory=list)
+    """Records the summary left out and why (`metadata.notes`: other settings, other judge)."""
 
 
 @dataclass(frozen=True)

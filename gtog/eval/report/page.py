@@ -250,6 +250,7 @@ def _header(
         unscored_judgements=sum(len(a.judge_errors) for a in answers),
         partial=partial,
         run=_run_status(meta),
+        notes=[str(n) for n in meta.get("notes") or [] if isinstance(n, str)],
     )
 
 

@@ -179,3 +179,17 @@ def test_templates_fail_loudly_and_keep_no_layout_whitespace() -> None:
     markup = re.sub(r"<(style|script|pre)>.*?</\1>", "", html, flags=re.S)
     assert "\n" not in markup.strip() and ">  " not in markup  # the templates' indentation
     assert "significant = p (Holm-adjusted where given)" in html  # wrapped text: one space
+
+
+def test_records_left_out_of_the_summary_are_named_above_the_figures() -> None:
+    detailed, summary = run_json(current=True)
+    summary["metadata"]["notes"] = [
+        "2 answer(s) made with earlier settings are left out (tog 2); they are re-run by "
+        "--resume --force"
+    ]
+    html = render_page(page_data(detailed, summary))
+    shown = re.findall(r'<p class="banner">(.*?)</p>', html)
+    assert shown == [
+        "2 answer(s) made with earlier settings are left out (tog 2); they are re-run by "
+        "--resume --force"
+    ]
