@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from gtog.llm import run_sync
+from gtog.qa.ge6_records import run_evaluation_ge6
 from gtog.qa.io import input_problems, responses_by_id, validate_reference, validate_responses
 from gtog.qa.llm_metrics import answer_correctness, answer_relevance, retrieval_metrics
 from gtog.qa.models import JudgeModels, load_judge_models
@@ -116,13 +117,9 @@ async def evaluate_question(
     models: JudgeModels,
     *,
     relevance_questions: int = 3,
-    semantics: Semantics = SEED,
 ) -> dict[str, Any]:
-    """The output record of one question (inputs are copied, never changed).
-
-    An error response gets an error record; under graphrag-eval 6.x rules its steps
-    and answer are still evaluated (graphrag-eval does, and counts them).
-    """
+    """The output record of one question under the seed's rules (inputs are copied,
+    never changed). An error response gets an error record, with its usage."""
     record: dict[str, Any] = {
         "template_id": template_id,
         "question_id": question["id"],
@@ -138,11 +135,9 @@ async def evaluate_question(
         return record
     if _is_error(response):
         record.update(status="error", error=str(response.get("error") or "error response"))
-        if semantics != GE6:
-            record.update(_usage(response))
-            return record
-    else:
-        record["status"] = "success"
+        record.update(_usage(response))
+        return record
+    record["status"] = "success"
     answer = response.get("actual_answer")
     if answer is not None:
         record["actual_answer"] = answer
@@ -165,13 +160,13 @@ async def evaluate_question(
         record["actual_steps"] = actual_steps
     matched_reference: dict[int, Mapping[str, Any]] = {}
     if reference_steps is not None:
-        matches = match_steps(reference_steps, actual_steps, semantics)
+        matches = match_steps(reference_steps, actual_steps)
         for m in matches:
             ref_step = reference_steps[m.group][m.reference_index]
             ref_step["matches"] = actual_steps[m.actual_index].get("id")
             if ref_step.get("name") == RETRIEVAL:
                 matched_reference[m.actual_index] = ref_step
-        record["steps_score"] = steps_score(reference_steps, matches, semantics)
+        record["steps_score"] = steps_score(reference_steps, matches)
     await asyncio.gather(
         *(
             _retrieval_step_metrics(step, matched_reference.get(i), question, models)
@@ -184,13 +179,22 @@ async def evaluate_question(
 
 
 def _judge_models(
-    models: JudgeModels | None, config_file_path: str | Path | None, config: str | Path | None
+    models: JudgeModels | None,
+    config_file_path: str | Path | None,
+    config: str | Path | None,
+    *,
+    env_default: bool = True,
 ) -> JudgeModels:
+    """`models`, else those of the config; without either, the seed's `OPENAI_API_KEY`
+    default (`env_default`) or none (graphrag-eval 6.x reads no environment)."""
     if config_file_path is not None and config is not None:
         raise TypeError("pass either config_file_path or config, not both")
     if models is not None:
         return models
-    return load_judge_models(config_file_path if config_file_path is not None else config)
+    path = config_file_path if config_file_path is not None else config
+    if path is None and not env_default:
+        return JudgeModels()
+    return load_judge_models(path)
 
 
 async def run_evaluation_async(
@@ -211,12 +215,22 @@ async def run_evaluation_async(
     Judge models come from `models`, else from `config_file_path` (alias `config`; a
     graphrag settings file, a judge-model YAML or graphrag-eval 6.x's config, see
     `gtog.qa.models`), else from graphrag-eval's defaults when `OPENAI_API_KEY` is set.
-    `semantics="graphrag-eval-6"` applies graphrag-eval 6.x's step rules. A malformed
+    `semantics="graphrag-eval-6"` gives graphrag-eval 6.6.1's records (see
+    `gtog.qa.ge6_records`; no judge models unless configured). A malformed
     question or response becomes that question's error record (the message names the
     source in `sources` and the field); a malformed structure raises `InputError`.
     Results are in the reference's question order.
     """
     semantics = check_semantics(semantics)
+    if semantics == GE6:
+        return await run_evaluation_ge6(
+            reference_qas,
+            chat_responses,
+            _judge_models(models, config_file_path, config, env_default=False),
+            concurrency=concurrency,
+            relevance_questions=relevance_questions,
+            sources=sources,
+        )
     validate_reference(reference_qas, sources[0])
     validate_responses(chat_responses, sources[1])
     models = _judge_models(models, config_file_path, config)
@@ -247,7 +261,6 @@ async def run_evaluation_async(
                     responses.get(str(question["id"])),
                     models,
                     relevance_questions=relevance_questions,
-                    semantics=semantics,
                 )
             except Exception as exc:  # one question never aborts the run
                 log.exception("evaluation of question %r failed", question["id"])
