@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import copy
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -118,8 +117,9 @@ async def evaluate_question(
     *,
     relevance_questions: int = 3,
 ) -> dict[str, Any]:
-    """The output record of one question under the seed's rules (inputs are copied,
-    never changed). An error response gets an error record, with its usage."""
+    """The output record of one question under the seed's rules. Inputs are never
+    changed: the steps that gain keys are copies (their values are shared with the
+    inputs). An error response gets an error record, with its usage."""
     record: dict[str, Any] = {
         "template_id": template_id,
         "question_id": question["id"],
@@ -127,7 +127,8 @@ async def evaluate_question(
     }
     if "reference_answer" in question:
         record["reference_answer"] = question["reference_answer"]
-    reference_steps = copy.deepcopy(question.get("reference_steps"))
+    groups = question.get("reference_steps")
+    reference_steps = None if groups is None else [[dict(s) for s in g] for g in groups]
     if reference_steps is not None:
         record["reference_steps"] = reference_steps
     if response is None:
@@ -155,7 +156,7 @@ async def evaluate_question(
             )
         for result in await asyncio.gather(*jobs):
             record.update(result)
-    actual_steps = copy.deepcopy(list(response.get("actual_steps") or []))
+    actual_steps = [dict(s) for s in response.get("actual_steps") or []]
     if "actual_steps" in response:
         record["actual_steps"] = actual_steps
     matched_reference: dict[int, Mapping[str, Any]] = {}
@@ -267,11 +268,15 @@ async def run_evaluation_async(
                 error = f"evaluation failed: {type(exc).__name__}: {exc}"
                 return failed(template_id, question, error)
 
+    if models.chat is None and models.embedding is None:  # no model calls: nothing to await
+        return [await one(t, q) for t, q in items]
     tasks = [asyncio.ensure_future(one(t, q)) for t, q in items]
     if progress and tasks:
+        from rich.console import Console
         from rich.progress import Progress
 
-        with Progress(transient=True) as bar:
+        console = Console(stderr=True)
+        with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
             task_id = bar.add_task("Evaluating questions", total=len(tasks))
             for future in asyncio.as_completed(tasks):
                 await future
@@ -283,15 +288,21 @@ def run_blocking(make: Callable[[], Awaitable[T]]) -> T:
     """Run the coroutine `make()` to completion and return its value, also when an event
     loop is already running in this thread (then on a private loop in a worker thread)."""
 
-    async def main() -> T:
-        return await make()
+    box: list[T] = []
+
+    async def main() -> None:
+        # The value is passed in `box`, not as the task's result: asyncio.run's SIGINT
+        # bookkeeping formats the finished task with its result (~1 ms for a run's records).
+        box.append(await make())
 
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return run_sync(main())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(run_sync, main()).result()
+        run_sync(main())
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(run_sync, main()).result()
+    return box[0]
 
 
 class EvaluationOptions(TypedDict, total=False):

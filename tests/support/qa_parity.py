@@ -121,7 +121,7 @@ GE6_FAILED = "graphrag-eval 6.6.1 cannot evaluate it"
 
 
 def encode(value: Any) -> Any:
-    """JSON-able form of `value` keeping tuples, non-text keys, NaN/inf and datetimes."""
+    """JSON-able form of `value` keeping tuples, sets, non-text keys, NaN/inf and dates."""
     if isinstance(value, float) and not math.isfinite(value):
         return {"$float": repr(value)}
     if isinstance(value, dt.datetime):
@@ -130,6 +130,8 @@ def encode(value: Any) -> Any:
         return {"$date": value.isoformat()}
     if isinstance(value, tuple):
         return {"$tuple": [encode(v) for v in value]}
+    if isinstance(value, set | frozenset):
+        return {"$set": [encode(v) for v in sorted(value, key=repr)]}
     if isinstance(value, list):
         return [encode(v) for v in value]
     if isinstance(value, dict):
@@ -153,6 +155,8 @@ def decode(value: Any) -> Any:
         return dt.date.fromisoformat(value["$date"])
     if "$tuple" in value:
         return tuple(decode(v) for v in value["$tuple"])
+    if "$set" in value:
+        return {_key(decode(v)) for v in value["$set"]}
     if "$items" in value:
         return {_key(decode(k)): decode(v) for k, v in value["$items"]}
     return {k: decode(v) for k, v in value.items()}
