@@ -13,9 +13,9 @@
   and at the top of `micro` and `macro`. No `*_cost` statistics.
 * Custom metrics: the `outputs` names of a config's `custom_evaluations`.
 
-Raises where graphrag-eval 6.6.1 raises (a sample without `template_id`, a step
-without `name` or `status`, a successful step without `output`, non-numeric step
-metric values).
+Raises `ValueError` (naming the sample where it can) where graphrag-eval 6.6.1 raises:
+a sample without `template_id`, a step without `name` or `status`, a successful step
+without `output`, non-numeric step metric values.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ STEP_METRICS_GE6 = {
 }
 RETAINED = frozenset(("input_tokens", "output_tokens", "total_tokens", "elapsed_sec"))
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_CANNOT = "graphrag-eval 6.6.1 cannot aggregate it"
 
 
 def _fits(value: int) -> bool:
@@ -231,14 +232,20 @@ def compute_aggregates_ge6(
     """`per_template`, `micro` and `macro` as graphrag-eval 6.6.1 computes them."""
     metrics = (*METRICS_GE6, *custom_metrics)
     templates: dict[Any, _Template] = {}
-    for sample in samples:
-        template_id = sample["template_id"]
-        if template_id not in templates:
-            templates[template_id] = _Template()
-        templates[template_id].add(sample, metrics)
-    per_template = {tid: _template_summary(t, metrics) for tid, t in templates.items()}
-    return {
-        "per_template": per_template,
-        "micro": _micro(list(templates.values()), metrics),
-        "macro": _macro(per_template, metrics),
-    }
+    for i, sample in enumerate(samples):
+        try:
+            template_id = sample["template_id"]
+            if template_id not in templates:
+                templates[template_id] = _Template()
+            templates[template_id].add(sample, metrics)
+        except Exception as exc:
+            raise ValueError(f"sample [{i}]: {_CANNOT}: {type(exc).__name__}: {exc}") from exc
+    try:
+        per_template = {tid: _template_summary(t, metrics) for tid, t in templates.items()}
+        return {
+            "per_template": per_template,
+            "micro": _micro(list(templates.values()), metrics),
+            "macro": _macro(per_template, metrics),
+        }
+    except Exception as exc:  # e.g. a step metric that is text
+        raise ValueError(f"{_CANNOT}: {type(exc).__name__}: {exc}") from exc
