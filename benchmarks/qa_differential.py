@@ -111,6 +111,26 @@ def upstream_cases(exe: Path, upstream: Path) -> list[tuple[str, Any]]:
     return unique
 
 
+def upstream_revision(upstream: Path) -> str:
+    """`<commit> (version <v>)` of a graphrag-eval checkout or git directory."""
+    git = (
+        ["git", f"--git-dir={upstream}"]
+        if not (upstream / "tests").is_dir()
+        else ["git", "-C", str(upstream)]
+    )
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    project = subprocess.run([*git, "show", "HEAD:pyproject.toml"], capture_output=True, text=True)
+    version = next(
+        (
+            line.split("=")[1].strip().strip('"')
+            for line in project.stdout.splitlines()
+            if line.startswith("version")
+        ),
+        "?",
+    )
+    return f"{commit.strip()[:12] or '?'} (version {version})"
+
+
 def compare_all(
     exe: Path, cases: list[tuple[str, str, Any, Any]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -131,32 +151,102 @@ def compare_all(
     return tallies, outcomes
 
 
-def timing(exe: Path, batches: int, repeat: int) -> dict[str, Any]:
-    """Per-call seconds of run_evaluation, graphrag-eval vs gtog, on the same batches."""
+def _merge(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """One batch of many questions: the cases side by side, ids made unique."""
+    reference: list[Any] = []
+    responses: dict[str, Any] = {}
+    for i, case in enumerate(cases):
+        for template in case["reference"]:
+            questions = [{**q, "id": f"{i}:{q['id']}"} for q in template["questions"]]
+            reference.append({**template, "questions": questions})
+        for qid, response in case["responses"].items():
+            responses[f"{i}:{qid}"] = {**response, "question_id": f"{i}:{response['question_id']}"}
+    return {"reference": reference, "responses": responses}
+
+
+def _per_call(batches: list[dict[str, Any]], mode: str, repeat: int) -> dict[str, list[float]]:
+    """Per batch, the best of `repeat` gtog calls: wall seconds and CPU seconds."""
     from gtog.qa import run_evaluation
 
+    wall, cpu = [], []
+    for batch in batches:
+        best_wall = best_cpu = float("inf")
+        for _ in range(repeat):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            run_evaluation(batch["reference"], batch["responses"], semantics=mode)  # type: ignore[arg-type]
+            best_cpu = min(best_cpu, time.process_time() - start_cpu)
+            best_wall = min(best_wall, time.perf_counter() - start)
+        wall.append(best_wall)
+        cpu.append(best_cpu)
+    return {"wall": wall, "cpu": cpu}
+
+
+def timing(
+    exe: Path, batches: int, repeat: int, rounds: int, upstream: list[tuple[str, Any]]
+) -> dict[str, Any]:
+    """Per-call seconds of run_evaluation, graphrag-eval vs gtog in each mode, on the same
+    batches: small ones (one random records case: 1-6 questions), large ones (50 such
+    cases in one call) and graphrag-eval's own test data (when given). Per batch the best
+    of `rounds` x `repeat` calls, rounds alternating between the two."""
     candidates = [make_case("records", 10_000 + seed) for seed in range(3 * batches)]
     outcomes = worker(exe, "run", [("records", case) for case in candidates])["outcomes"]
-    chosen = [  # batches both evaluate without raising (the default mode refuses repeated ids)
+    small = [  # batches both evaluate without raising (the default mode refuses repeated ids)
         case
         for case, outcome in zip(candidates, outcomes, strict=True)
         if "ok" in outcome and all("ok" in run_gtog("records", case, m) for m in MODES)
     ][:batches]
-    ge6 = worker(exe, "time", {"batches": chosen, "repeat": repeat})["seconds"]
-    result: dict[str, Any] = {"batches": batches, "repeat": repeat}
-    result["graphrag-eval"] = sum(ge6) / len(ge6)
-    for mode in MODES:
-        per_call = []
-        for batch in chosen:
-            best = float("inf")
-            for _ in range(repeat):
-                start = time.perf_counter()
-                run_evaluation(batch["reference"], batch["responses"], semantics=mode)
-                best = min(best, time.perf_counter() - start)
-            per_call.append(best)
-        result[mode] = sum(per_call) / len(per_call)
-        result[f"{mode} / graphrag-eval"] = result[mode] / result["graphrag-eval"]
+    sets = {"small": small, "large": [_merge(small[i : i + 50]) for i in range(0, len(small), 50)]}
+    records = [case for category, case in upstream if category == "records"]
+    if records:
+        sets["graphrag-eval's test data"] = [
+            c for c in records if all("ok" in run_gtog("records", c, m) for m in MODES)
+        ]
+    result: dict[str, Any] = {"repeat": repeat, "rounds": rounds}
+    for name, chosen in sets.items():
+        best: dict[tuple[str, str], list[float]] = {}
+        for _ in range(rounds):  # interleaved, so both see the same machine load
+            runs = {"graphrag-eval": worker(exe, "time", {"batches": chosen, "repeat": repeat})}
+            runs.update({mode: {"seconds": _per_call(chosen, mode, repeat)} for mode in MODES})
+            for who, run in runs.items():
+                for clock, values in run["seconds"].items():
+                    old = best.get((who, clock), [float("inf")] * len(values))
+                    best[(who, clock)] = [min(a, b) for a, b in zip(old, values, strict=True)]
+        questions = sum(len(t["questions"]) for b in chosen for t in b["reference"])
+        row: dict[str, Any] = {
+            "batches": len(chosen),
+            "questions per batch": questions / len(chosen),
+        }
+        for (who, clock), values in best.items():
+            row[f"{who} {clock}"] = sum(values) / len(values)
+        for mode in MODES:
+            for clock in ("wall", "cpu"):
+                ratio = row[f"{mode} {clock}"] / row[f"graphrag-eval {clock}"]
+                row[f"{mode} / graphrag-eval {clock}"] = ratio
+        result[name] = row
     return result
+
+
+def timing_table(timing: dict[str, Any]) -> str:
+    lines = [
+        "| batches | questions per call | graphrag-eval 6.6.1 | gtog `graphrag-eval-6` "
+        "| gtog default |",
+        "|---|---:|---:|---:|---:|",
+    ]
+
+    def cell(row: dict[str, Any], who: str) -> str:
+        text = f"{row[f'{who} cpu'] * 1000:.2f} ms"
+        if who != "graphrag-eval":
+            text += f" ({row[f'{who} / graphrag-eval cpu']:.2f}x)"
+        return f"{text}, wall {row[f'{who} wall'] * 1000:.2f}"
+
+    for name, row in timing.items():
+        if isinstance(row, dict):
+            lines.append(
+                f"| {name} ({row['batches']}) | {row['questions per batch']:.1f} "
+                f"| {cell(row, 'graphrag-eval')} | {cell(row, 'graphrag-eval-6')} "
+                f"| {cell(row, 'seed')} |"
+            )
+    return "\n".join(lines)
 
 
 def counts_table(tallies: dict[str, Any]) -> str:
@@ -187,7 +277,9 @@ def replace_between(text: str, name: str, body: str) -> str:
     return f"{head}{begin}\n{body}\n{end}{tail}"
 
 
-def write_fixture(exe: Path, per_category: int, upstream: list[tuple[str, Any]]) -> None:
+def write_fixture(
+    exe: Path, per_category: int, upstream: list[tuple[str, Any]], revision: str
+) -> None:
     cases = [(c, make_case(c, seed)) for c in CATEGORIES for seed in range(per_category)]
     cases += upstream
     # as the test will read them back (JSON loses aliasing between objects, for one)
@@ -198,7 +290,8 @@ def write_fixture(exe: Path, per_category: int, upstream: list[tuple[str, Any]])
             f"Generated by `python benchmarks/qa_differential.py --write-fixture {per_category}`"
             f": {per_category} seeded cases per category from benchmarks/qa_cases.py (seeds "
             f"0..{per_category - 1}) and {len(upstream)} calls made by graphrag-eval's own "
-            "test suite (github.com/Ontotext-AD/graphrag-eval, tests/, Apache-2.0), each with "
+            f"test suite (github.com/Ontotext-AD/graphrag-eval at {revision}, tests/, "
+            "Apache-2.0), each with "
             f"the outcome graphrag-eval {VERSION} gave in a throwaway venv (Python "
             f"{platform.python_version()} here; graphrag-eval's Python 3.12 there)."
         ),
@@ -220,7 +313,8 @@ def main() -> None:
     parser.add_argument("--python", default="python3.12", help="interpreter for the venv")
     parser.add_argument("--time", action="store_true", help="per-call benchmark")
     parser.add_argument("--batches", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--write-fixture", type=int, metavar="N")
     parser.add_argument("--readme", action="store_true", help="rewrite the README tables")
     args = parser.parse_args()
@@ -238,13 +332,14 @@ def main() -> None:
         "graphrag_eval_version": VERSION,
         "python": platform.python_version(),
         "cases_per_category": args.cases,
+        "upstream": upstream_revision(args.upstream) if args.upstream else None,
         "upstream_calls": len(upstream),
         "tallies": tallies,
         "seconds": round(time.perf_counter() - started, 1),
     }
     results["witnesses"] = run_witnesses(exe, worker)
     if args.time:
-        results["timing"] = timing(exe, args.batches, args.repeat)
+        results["timing"] = timing(exe, args.batches, args.repeat, args.rounds, upstream)
     elif RESULTS.exists():  # keep the last benchmark's figures
         results["timing"] = json.loads(RESULTS.read_text()).get("timing")
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
@@ -253,12 +348,16 @@ def main() -> None:
     print()
     print(readme_table(results["witnesses"]))
     if results.get("timing"):
-        print(json.dumps(results["timing"], indent=2))
+        print()
+        print(timing_table(results["timing"]))
     if args.write_fixture:
-        write_fixture(exe, args.write_fixture, upstream)
+        write_fixture(exe, args.write_fixture, upstream, results["upstream"])
     if args.readme:
         text = README.read_text()
         text = replace_between(text, "qa-differential-counts", table)
+        if results.get("timing"):
+            timings = timing_table(results["timing"])
+            text = replace_between(text, "qa-differential-timing", timings)
         witnesses = readme_table(results["witnesses"])
         text = replace_between(text, "qa-differential-witnesses", witnesses)
         README.write_text(text)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -53,6 +54,14 @@ def _usage(response: Mapping[str, Any]) -> dict[str, Any]:
     if "total_tokens" not in usage and "input_tokens" in usage and "output_tokens" in usage:
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
     return {k: usage[k] for k in USAGE_KEYS if k in usage}
+
+
+async def _all(jobs: list[Awaitable[T]], models: JudgeModels) -> list[T]:
+    """The jobs' results: at once when a model will be called, else one after the other
+    (without models every metric returns at once; tasks would only cost time)."""
+    if models.chat is None and models.embedding is None:
+        return [await job for job in jobs]
+    return list(await asyncio.gather(*jobs))
 
 
 async def _retrieval_step_metrics(
@@ -105,7 +114,7 @@ async def _retrieval_step_metrics(
                     contexts,
                 )
             )
-    for result in await asyncio.gather(*jobs):
+    for result in await _all(jobs, models):
         step.update(result)
 
 
@@ -154,7 +163,7 @@ async def evaluate_question(
             jobs.append(
                 answer_relevance(models.chat, models.embedding, text, answer, relevance_questions)
             )
-        for result in await asyncio.gather(*jobs):
+        for result in await _all(jobs, models):
             record.update(result)
     actual_steps = [dict(s) for s in response.get("actual_steps") or []]
     if "actual_steps" in response:
@@ -168,12 +177,13 @@ async def evaluate_question(
             if ref_step.get("name") == RETRIEVAL:
                 matched_reference[m.actual_index] = ref_step
         record["steps_score"] = steps_score(reference_steps, matches)
-    await asyncio.gather(
-        *(
+    await _all(
+        [
             _retrieval_step_metrics(step, matched_reference.get(i), question, models)
             for i, step in enumerate(actual_steps)
             if step.get("name") == RETRIEVAL and step.get("status", "success") == "success"
-        )
+        ],
+        models,
     )
     record.update(_usage(response))
     return record
@@ -243,6 +253,7 @@ async def run_evaluation_async(
         if qid not in known:
             log.warning("response for unknown question id %r ignored", qid)
     semaphore = asyncio.Semaphore(max(1, concurrency))
+    judged = models.chat is not None or models.embedding is not None
 
     def failed(template_id: Any, question: Mapping[str, Any], error: str) -> dict[str, Any]:
         record = {"template_id": template_id, "question_id": question["id"]}
@@ -254,7 +265,7 @@ async def run_evaluation_async(
         problem = problems.get(str(question["id"]))
         if problem:
             return failed(template_id, question, f"invalid input: {problem}")
-        async with semaphore:
+        async with semaphore if judged else contextlib.nullcontext():
             try:
                 return await evaluate_question(
                     template_id,
@@ -268,7 +279,7 @@ async def run_evaluation_async(
                 error = f"evaluation failed: {type(exc).__name__}: {exc}"
                 return failed(template_id, question, error)
 
-    if models.chat is None and models.embedding is None:  # no model calls: nothing to await
+    if not judged:  # no model calls: nothing to wait for, no tasks
         return [await one(t, q) for t, q in items]
     tasks = [asyncio.ensure_future(one(t, q)) for t, q in items]
     if progress and tasks:

@@ -23,6 +23,7 @@ is required and the results match when both have rows or both have none.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import time
@@ -223,8 +224,18 @@ def match_columns_bruteforce(
 # -- results -------------------------------------------------------------------------------
 
 
-def _load(result: Mapping[str, Any] | str) -> Any:
-    return json.loads(result) if isinstance(result, str) else result
+@functools.lru_cache(maxsize=64)
+def _parse(text: str) -> Any:
+    return json.loads(text)
+
+
+def as_json(value: Any) -> Any:
+    """`value` parsed if it is JSON text. A group's outputs are compared pairwise, so
+    each text is parsed once (cached); callers only read the value, which is shared."""
+    return _parse(value) if isinstance(value, str) else value
+
+
+_load = as_json
 
 
 def match_sparql_columns(

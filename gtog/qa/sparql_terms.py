@@ -48,7 +48,7 @@ def _raw_term(term: Any) -> Hashable:
     """A hashable key for one binding, numbers left as ("num", float) for clustering."""
     if term is None:
         return None
-    if not isinstance(term, Mapping):
+    if type(term) is not dict and not isinstance(term, Mapping):
         return ("lit", str(term), "")
     kind = term.get("type")
     value = term.get("value")
@@ -116,6 +116,8 @@ def sparql_tables(
         for cell in row
         if isinstance(cell, tuple) and cell[0] == "num"
     }
+    if not numbers:
+        return ref_raw, act_raw, act_columns
     canon = _canonical_numbers(numbers)
 
     def fix(row: Row) -> Row:

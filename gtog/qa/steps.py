@@ -27,7 +27,7 @@ from gtog.qa.assignment import best_assignment
 from gtog.qa.ge6_steps import compare_steps_ge6, match_groups_ge6, steps_score_ge6
 from gtog.qa.retrieval import recall_at_k
 from gtog.qa.semantics import GE6, SEED, Semantics, check_semantics
-from gtog.qa.sparql import compare_sparql_results
+from gtog.qa.sparql import as_json, match_sparql_columns
 
 __all__ = [
     "JSON",
@@ -56,8 +56,7 @@ class StepMatch:
     score: float
 
 
-def _as_json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
+_as_json = as_json
 
 
 def _as_text(value: Any) -> str:
@@ -70,7 +69,9 @@ def parse_contexts(output: Any) -> list[dict[str, Any]]:
     Raises `ValueError` when the output is not such a list.
     """
     data = _as_json(output)
-    if not isinstance(data, list) or not all(isinstance(d, Mapping) for d in data):
+    if not isinstance(data, list) or not all(
+        type(d) is dict or isinstance(d, Mapping) for d in data
+    ):
         raise ValueError("retrieval output must be a JSON list of objects with 'id' and 'text'")
     return [dict(d) for d in data]
 
@@ -91,18 +92,24 @@ def compare_step_outputs(reference: Step, actual: Step, semantics: Semantics = S
     """
     if check_semantics(semantics) == GE6:
         return compare_steps_ge6(reference, actual)
+    return _compare(reference, actual)
+
+
+def _compare(reference: Step, actual: Step) -> float:
+    """The seed rules' comparison (see `compare_step_outputs`)."""
     if "output" not in actual or "output" not in reference:
         return 0.0
     media_type = reference.get("output_media_type")
     try:
         if media_type == SPARQL_JSON:
-            return compare_sparql_results(
-                _as_json(reference.get("output")),
-                _as_json(actual["output"]),
+            mapping = match_sparql_columns(
+                reference.get("output"),
+                actual["output"],
                 reference.get("required_columns") or [],
                 bool(reference.get("ordered", False)),
                 bool(reference.get("ignore_duplicates", True)),
             )
+            return 0.0 if mapping is None else 1.0
         if media_type == JSON:
             return float(_as_json(reference.get("output")) == _as_json(actual["output"]))
         if reference.get("name") == actual.get("name") == RETRIEVAL:
@@ -130,9 +137,18 @@ def _match_group(
         for j in range(search_upto)
         if _succeeded(actual_steps[j]) and actual_steps[j].get("name") in names
     ]
+    if len(group) == 1:  # the best single step: the latest one scoring highest
+        best, best_score = None, 0.0
+        for j in reversed(candidates):
+            score = _compare(group[0], actual_steps[j])
+            if score > best_score:
+                best, best_score = j, score
+                if score >= 1.0:  # no score is higher
+                    break
+        return [] if best is None else [StepMatch(group_index, 0, best, best_score)]
     scores = [
         [
-            compare_step_outputs(ref, actual_steps[j])
+            _compare(ref, actual_steps[j])
             if ref.get("name") == actual_steps[j].get("name")
             else 0.0
             for j in candidates

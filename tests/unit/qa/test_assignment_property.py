@@ -129,3 +129,25 @@ def test_best_assignment_agrees_with_exhaustive_search(rows: list[list[float]], 
 
     got = sum((exact[i][c] for i, c in enumerate(assignment) if c is not None), Fraction(0))
     assert got == best(0, frozenset())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from((0.0, 0.25, 1 / 3, 0.5, 1.0)), min_size=7, max_size=7),
+        min_size=5,
+        max_size=5,
+    )
+)
+def test_the_hungarian_algorithm_agrees_with_the_search(rows: list[list[float]]) -> None:
+    """Beyond 4 rows best_assignment uses the Hungarian algorithm: same best total."""
+    from gtog.qa.assignment import _search
+
+    columns = list(range(7))
+    hungarian = best_assignment(rows)
+    searched = _search(rows, columns, 1e-9 / 8)
+
+    def total(assignment: list[int | None]) -> float:
+        return sum(rows[i][c] for i, c in enumerate(assignment) if c is not None)
+
+    assert abs(total(hungarian) - total(searched)) < 1e-9
