@@ -19,8 +19,6 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from dateutil import parser
-
 __all__ = ["data_points_equal", "normalize_granularity", "time_series_equal", "times_equal"]
 
 _RELATIVE = re.compile(r"^((\d+([smhdw])-(ago|ahead))|now)$")
@@ -87,6 +85,8 @@ def _absolute(value: Any, anchor: Any) -> Any:
     if isinstance(value, str):
         if _is_relative(value):
             return _resolve(value, anchor)
+        from dateutil import parser  # graphrag-eval's ISO reader (imported when needed)
+
         try:
             return parser.isoparse(value)
         except ValueError:
