@@ -36,26 +36,20 @@ __all__ = ["Annotations", "evaluate_question_ge6", "with_annotations"]
 
 FAILED = "graphrag-eval 6.6.1 cannot evaluate it"
 USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec")
+_ANSWER_KEYS = ("recall", "precision", "f1", "relevance", "relevance_error", "correctness_error")
+_CLAIMS = ("reference", "actual", "matching")
 _LLM_KEYS = frozenset(
     (
-        "answer_reference_claims_count",
-        "answer_actual_claims_count",
-        "answer_matching_claims_count",
+        *(f"answer_{key}" for key in _ANSWER_KEYS),
+        *(f"answer_{kind}_claims_count" for kind in _CLAIMS),
         "answer_correctness_reason",
-        "answer_recall",
-        "answer_precision",
-        "answer_f1",
-        "answer_correctness_error",
-        "answer_relevance",
-        "answer_relevance_error",
         *(
             f"{prefix}_{metric}{suffix}"
             for prefix in ("retrieval_answer", "retrieval_context")
-            for metric in ("recall", "precision")
+            for metric in ("recall", "precision", "f1")
             for suffix in ("", "_error")
+            if (metric, suffix) != ("f1", "_error")
         ),
-        "retrieval_answer_f1",
-        "retrieval_context_f1",
     )
 )
 

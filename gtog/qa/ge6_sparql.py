@@ -24,26 +24,17 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gtog.qa.sparql_terms import NUMERIC_TYPES
+
 __all__ = ["compare_sparql_results_ge6", "term_text"]
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
-_INTEGER_TYPES = frozenset(
-    _XSD + t
-    for t in (
-        "integer",
-        "int",
-        "long",
-        "short",
-        "byte",
-        "nonNegativeInteger",
-        "positiveInteger",
-        "unsignedLong",
-        "unsignedInt",
-        "unsignedShort",
-        "unsignedByte",
-    )
-)
 _DECIMAL_TYPES = frozenset(_XSD + t for t in ("decimal", "double", "float"))
+# graphrag-eval 6.6.1 reads these as floats; every other numeric XSD type as an integer,
+# except nonPositiveInteger and negativeInteger, which it leaves as text.
+_INTEGER_TYPES = (
+    NUMERIC_TYPES - _DECIMAL_TYPES - {_XSD + "nonPositiveInteger", _XSD + "negativeInteger"}
+)
 _BOOLEAN = _XSD + "boolean"
 
 
