@@ -136,10 +136,9 @@ async def evaluate_question(
     }
     if "reference_answer" in question:
         record["reference_answer"] = question["reference_answer"]
-    groups = question.get("reference_steps")
-    reference_steps = None if groups is None else [[dict(s) for s in g] for g in groups]
+    reference_steps = question.get("reference_steps")
     if reference_steps is not None:
-        record["reference_steps"] = reference_steps
+        record["reference_steps"] = reference_steps  # replaced by a copy if steps match
     if response is None:
         record.update(status="error", error="no response for this question")
         return record
@@ -165,23 +164,33 @@ async def evaluate_question(
             )
         for result in await _all(jobs, models):
             record.update(result)
-    actual_steps = [dict(s) for s in response.get("actual_steps") or []]
+    actual_steps = list(response.get("actual_steps") or [])
     if "actual_steps" in response:
         record["actual_steps"] = actual_steps
     matched_reference: dict[int, Mapping[str, Any]] = {}
     if reference_steps is not None:
         matches = match_steps(reference_steps, actual_steps)
+        if matches:  # copies of the groups and steps that gain `matches`
+            reference_steps = [list(group) for group in reference_steps]
+            record["reference_steps"] = reference_steps
         for m in matches:
-            ref_step = reference_steps[m.group][m.reference_index]
+            ref_step = dict(reference_steps[m.group][m.reference_index])
+            reference_steps[m.group][m.reference_index] = ref_step
             ref_step["matches"] = actual_steps[m.actual_index].get("id")
             if ref_step.get("name") == RETRIEVAL:
                 matched_reference[m.actual_index] = ref_step
         record["steps_score"] = steps_score(reference_steps, matches)
+    retrieval = [
+        i
+        for i, step in enumerate(actual_steps)
+        if step.get("name") == RETRIEVAL and step.get("status", "success") == "success"
+    ]
+    for i in retrieval:  # these gain the retrieval metrics: copies
+        actual_steps[i] = dict(actual_steps[i])
     await _all(
         [
-            _retrieval_step_metrics(step, matched_reference.get(i), question, models)
-            for i, step in enumerate(actual_steps)
-            if step.get("name") == RETRIEVAL and step.get("status", "success") == "success"
+            _retrieval_step_metrics(actual_steps[i], matched_reference.get(i), question, models)
+            for i in retrieval
         ],
         models,
     )

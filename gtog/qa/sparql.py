@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 import time
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping, Sequence
@@ -46,6 +47,7 @@ __all__ = [
 
 
 RowSemantics = Literal["ordered", "ordered_set", "multiset", "set"]
+SMALL = 6  # up to this many column choices they are tried one by one
 
 
 class BudgetExceeded(RuntimeError):
@@ -92,8 +94,12 @@ def _signature(values: list[Hashable], semantics: RowSemantics) -> Hashable:
 # -- matching -------------------------------------------------------------------------------
 
 
-def match_columns(reference: Table, actual: Table, semantics: RowSemantics) -> list[int] | None:
-    """Actual column index for each reference column so that the rows match, or None."""
+def match_columns(
+    reference: Table, actual: Table, semantics: RowSemantics, try_all_up_to: int = SMALL
+) -> list[int] | None:
+    """Actual column index for each reference column so that the rows match, or None.
+
+    With at most `try_all_up_to` ways to choose the columns, each is tried in turn."""
     n_ref = len(reference[0]) if reference else 0
     n_act = len(actual[0]) if actual else 0
     if n_ref == 0:
@@ -101,6 +107,11 @@ def match_columns(reference: Table, actual: Table, semantics: RowSemantics) -> l
     if n_ref > n_act or not reference or not actual:
         return None
     if semantics in ("ordered", "multiset") and len(reference) != len(actual):
+        return None
+    if math.perm(n_act, n_ref) <= try_all_up_to:  # few choices: trying them is cheapest
+        for columns in itertools.permutations(range(n_act), n_ref):
+            if _rows_equal(reference, _project(actual, columns), semantics):
+                return list(columns)
         return None
     ref_cols = [[row[c] for row in reference] for c in range(n_ref)]
     act_cols = [[row[c] for row in actual] for c in range(n_act)]
@@ -261,6 +272,12 @@ def match_sparql_columns(
         columns = list(ref.get("head", {}).get("vars", []) or [])
     else:
         columns = list(required_columns)
+    semantics = row_semantics(ordered, ignore_duplicates)
+    if columns and semantics in ("ordered", "multiset"):  # row counts must agree
+        ref_n = len(ref.get("results", {}).get("bindings", []) or [])
+        act_n = len(act.get("results", {}).get("bindings", []) or [])
+        if ref_n and act_n and ref_n != act_n:
+            return None
     ref_rows, act_rows, act_columns = sparql_tables(ref, act, columns)
     if not ref_rows or not act_rows:
         if not ref_rows and not act_rows and len(act_columns) >= len(columns):
@@ -268,7 +285,7 @@ def match_sparql_columns(
         return None
     if not columns:
         return {}
-    mapping = match_columns(ref_rows, act_rows, row_semantics(ordered, ignore_duplicates))
+    mapping = match_columns(ref_rows, act_rows, semantics)
     if mapping is None:
         return None
     return {c: act_columns[a] for c, a in zip(columns, mapping, strict=True)}
