@@ -263,8 +263,8 @@ WITNESSES = [
         },
     ),
     Witness(
-        "a malformed step (here: no `status`) is not matched; the question is still scored",
-        "raises and stops the whole run",
+        "a step without `status` is a successful one; a malformed item is that question's error",
+        "`status` required: raises and stops the whole run",
         "one bad item must not lose the others",
         "records",
         _one(
