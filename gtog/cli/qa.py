@@ -64,9 +64,9 @@ def qa_eval(
     semantics: Annotated[
         str,
         typer.Option(
-            help="Scoring rules: 'seed' (the graphrag-eval README gtog follows) or "
-            "'graphrag-eval-6' (graphrag-eval 6.x's steps_score, step matching and "
-            "aggregates)."
+            help="Scoring rules: 'seed' (the graphrag-eval README gtog follows, with gtog's "
+            "improvements) or 'graphrag-eval-6' (exactly graphrag-eval 6.6.1's outputs; a "
+            "question it would raise on gets an error record)."
         ),
     ] = "seed",
 ) -> None:
@@ -76,6 +76,7 @@ def qa_eval(
     stderr); a malformed file structure exits 2 and writes nothing.
     """
     from gtog.qa import compute_aggregates, run_evaluation
+    from gtog.qa.ge6_records import FAILED as GE6_FAILED
     from gtog.qa.io import (
         InputError,
         dump_data,
@@ -84,7 +85,7 @@ def qa_eval(
         validate_reference,
         validate_responses,
     )
-    from gtog.qa.models import ConfigError, load_judge_models
+    from gtog.qa.models import ConfigError, JudgeModels, load_judge_models
     from gtog.qa.semantics import check_semantics
 
     try:
@@ -92,28 +93,43 @@ def qa_eval(
     except ValueError as exc:
         raise _fail(f"--semantics: {exc}") from None
     sources = (str(reference), str(responses))
+    ge6 = rules == "graphrag-eval-6"
     try:
         reference_data = load_data(reference)
-        validate_reference(reference_data, sources[0])
         response_data = load_data(responses)
-        validate_responses(response_data, sources[1])
-        models = load_judge_models(config)
+        if not ge6:  # graphrag-eval 6.6.1 checks nothing up front: neither does its mode
+            validate_reference(reference_data, sources[0])
+            validate_responses(response_data, sources[1])
+        # graphrag-eval 6.x reads no environment: without --config, no judge models
+        models = JudgeModels() if ge6 and config is None else load_judge_models(config)
     except (InputError, ConfigError) as exc:
         raise _fail(str(exc)) from None
-    problems = input_problems(reference_data, response_data, sources)
     err = Console(stderr=True)
-    for qid, problem in problems.items():
-        warning(err, f"question {qid!r} not evaluated: {problem}")
-    results = run_evaluation(
-        reference_data,
-        response_data,
-        models=models,
-        concurrency=concurrency,
-        semantics=rules,
-        sources=sources,
-    )
-    summary = compute_aggregates(results, semantics=rules)
+    if not ge6:
+        problems = input_problems(reference_data, response_data, sources)
+        for qid, problem in problems.items():
+            warning(err, f"question {qid!r} not evaluated: {problem}")
+    try:
+        results = run_evaluation(
+            reference_data,
+            response_data,
+            models=models,
+            concurrency=concurrency,
+            semantics=rules,
+            sources=sources,
+        )
+    except InputError as exc:
+        raise _fail(str(exc)) from None
+    if ge6:
+        for record in results:
+            if str(record.get("error", "")).startswith(GE6_FAILED):
+                warning(err, f"question {record['question_id']!r}: {record['error']}")
     dump_data(output, results)
+    try:
+        summary = compute_aggregates(results, semantics=rules)
+    except ValueError as exc:  # graphrag-eval 6.6.1 cannot aggregate these records either
+        error(err, f"{output}: results written, aggregates not: {exc}")
+        raise typer.Exit(1) from None
     if aggregates is not None:
         dump_data(aggregates, summary)
     micro = summary["micro"]

@@ -6,7 +6,8 @@ results = run_evaluation(reference_qas, chat_responses)  # blocks; also in Jupyt
 aggregates = compute_aggregates(results)
 
 Async code (graphrag-eval 6.x's shape): `from gtog.qa.aio import run_evaluation` and
-`await run_evaluation(...)`. graphrag-eval 6.x's rules: `semantics="graphrag-eval-6"`.
+`await run_evaluation(...)`. graphrag-eval 6.6.1's exact outputs: `semantics="graphrag-eval-6"`
+on every function.
 """
 
 from __future__ import annotations

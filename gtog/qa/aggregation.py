@@ -5,10 +5,8 @@ samples that have the metric; a missing or null value is skipped, never counted 
 and a metric no sample has is left out. Retrieval metrics come from the `retrieval`
 steps: every evaluated step is one observation.
 
-Under graphrag-eval 6.x rules (`semantics="graphrag-eval-6"`) error samples enter the
-statistics and step counts too, `micro` gains the summed `steps` counts, and each
-template's retrieval metrics sit inside its `steps` mapping, as graphrag-eval 6.x
-writes them.
+`semantics="graphrag-eval-6"` computes graphrag-eval 6.6.1's aggregates instead
+(`gtog.qa.ge6_aggregation`).
 """
 
 from __future__ import annotations
@@ -116,33 +114,59 @@ def step_counts(samples: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int
     }
 
 
-def _group_stats(samples: Sequence[Mapping[str, Any]], semantics: Semantics) -> dict[str, Any]:
+def _group_stats(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     ok = [s for s in samples if not _is_error(s)]
     stats: dict[str, Any] = {
         "number_of_error_samples": len(samples) - len(ok),
         "number_of_success_samples": len(ok),
     }
-    series = _series(samples if semantics == GE6 else ok)
+    series = _series(ok)
     for metric in (*METRICS, *STEP_METRICS):
         if series.get(metric):
             stats[metric] = summary_stats(series[metric])
     return stats
 
 
-def _check_config(config_file_path: str | Path | None) -> None:
-    """graphrag-eval 6.x reads custom metric names from its config; gtog has none, so it
-    refuses a config that declares them rather than leave them out silently."""
-    if config_file_path is None:
-        return
+def _config_data(config_file_path: str | Path) -> Any:
     from gtog.qa.io import InputError, load_data
     from gtog.qa.models import ConfigError
 
     try:
-        data = load_data(config_file_path)
+        return load_data(config_file_path)
     except InputError as exc:
         raise ConfigError(str(exc)) from exc
+
+
+def _check_config(config_file_path: str | Path | None) -> None:
+    """graphrag-eval 6.x reads custom metric names from its config; the seed's rules
+    have none, so a config that declares them is refused rather than left out silently."""
+    if config_file_path is None:
+        return
+    from gtog.qa.models import ConfigError
+
+    data = _config_data(config_file_path)
     if isinstance(data, Mapping) and data.get("custom_evaluations"):
         raise ConfigError(f"{config_file_path}: custom_evaluations: not supported by gtog.qa")
+
+
+def _custom_metrics(config_file_path: str | Path | None) -> list[str]:
+    """The `outputs` names of a graphrag-eval 6.x config's `custom_evaluations`."""
+    if not config_file_path:
+        return []
+    from gtog.qa.models import ConfigError
+
+    data = _config_data(config_file_path)
+    evaluations = data.get("custom_evaluations") if isinstance(data, Mapping) else None
+    if not evaluations:
+        return []
+    names: list[str] = []
+    for i, evaluation in enumerate(evaluations if isinstance(evaluations, list) else [None]):
+        outputs = evaluation.get("outputs") if isinstance(evaluation, Mapping) else None
+        if not isinstance(outputs, Mapping):
+            field = f"custom_evaluations[{i}].outputs"
+            raise ConfigError(f"{config_file_path}: {field}: must be a mapping")
+        names.extend(outputs)
+    return names
 
 
 def compute_aggregates(
@@ -153,42 +177,28 @@ def compute_aggregates(
 ) -> dict[str, Any]:
     """`per_template`, `micro` and `macro` aggregates of `run_evaluation`'s output.
 
-    `config_file_path` is graphrag-eval 6.x's argument (accepted; see `_check_config`);
-    pass the `semantics` given to `run_evaluation`.
+    `config_file_path` is graphrag-eval 6.x's argument: under its rules the outputs of
+    the config's `custom_evaluations` are aggregated too; under the seed's rules such a
+    config is refused (`ConfigError`). Pass the `semantics` given to `run_evaluation`.
     """
     semantics = check_semantics(semantics)
+    if semantics == GE6:
+        from gtog.qa.ge6_aggregation import compute_aggregates_ge6
+
+        return compute_aggregates_ge6(samples, _custom_metrics(config_file_path))
     _check_config(config_file_path)
-    ge6 = semantics == GE6
     by_template: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
     for sample in samples:
         by_template[sample.get("template_id")].append(sample)
     per_template: dict[Any, dict[str, Any]] = {}
     for template_id, group in by_template.items():
-        stats = _group_stats(group, semantics)
-        counts = step_counts(s for s in group if ge6 or not _is_error(s))
-        if ge6:  # graphrag-eval 6.x leaves out empty counts and nests step metrics
-            counts = {k: v for k, v in counts.items() if v}
-            counts.update({m: stats.pop(m) for m in STEP_METRICS if m in stats})
-        if counts or not ge6:
-            stats["steps"] = counts
+        stats = _group_stats(group)
+        stats["steps"] = step_counts(s for s in group if not _is_error(s))
         per_template[template_id] = stats
-    micro = _group_stats(samples, semantics)
-    if ge6:
-        counts = {k: v for k, v in step_counts(samples).items() if v}
-        if counts:
-            micro["steps"] = counts
+    micro = _group_stats(samples)
     macro: dict[str, dict[str, float]] = {}
     for metric in (*METRICS, *STEP_METRICS):
-        found = (_template_stat(t, metric) for t in per_template.values())
-        means = [stat["mean"] for stat in found if stat is not None]
+        means = [t[metric]["mean"] for t in per_template.values() if metric in t]
         if means:
             macro[metric] = {"mean": statistics.fmean(means)}
     return {"per_template": per_template, "micro": micro, "macro": macro}
-
-
-def _template_stat(stats: Mapping[str, Any], metric: str) -> Mapping[str, float] | None:
-    """A template's statistics of `metric`, top level or (6.x layout) inside `steps`."""
-    value = stats.get(metric)
-    if value is None and metric in STEP_METRICS:
-        value = stats.get("steps", {}).get(metric)
-    return value

@@ -1,4 +1,5 @@
-"""Maximum-weight assignment (Hungarian algorithm), pure and dependency-free."""
+"""Maximum-weight assignment: every assignment tried for a few rows and columns, the
+Hungarian algorithm beyond; pure and dependency-free."""
 
 from __future__ import annotations
 
@@ -18,25 +19,71 @@ def best_assignment(scores: Sequence[Sequence[float]]) -> list[int | None]:
     m = max((len(row) for row in scores), default=0)
     if n == 0 or m == 0:
         return [None] * n
-    size = max(n, m)
+    if n == 1:  # one reference step: its best column, the latest among equals
+        row = scores[0]
+        best = max(range(len(row)), key=lambda j: (row[j], j))
+        return [best if row[best] > 0 else None]
+    # Only columns with some positive score can be assigned (in their original order,
+    # so the tie-break below still prefers later ones).
+    columns = [j for j in range(m) if any(j < len(row) and row[j] > 0 for row in scores)]
+    if not columns:
+        return [None] * n
+    size = max(n, len(columns))
     # Tie-break weight: strictly smaller than any meaningful score difference.
     eps = 1e-9 / (size + 1)
+    if n <= 4 and len(columns) <= 8:  # small (the usual case): search every assignment
+        return _search(scores, columns, eps)
     cost = [
         [
-            -(scores[i][j] + eps * (j + 1))
-            if i < n and j < len(scores[i]) and scores[i][j] > 0
+            -(scores[i][columns[c]] + eps * (c + 1))
+            if i < n and c < len(columns) and _positive(scores[i], columns[c])
             else 0.0
-            for j in range(size)
+            for c in range(size)
         ]
         for i in range(size)
     ]
     assigned = _hungarian(cost)
     result: list[int | None] = []
     for i in range(n):
-        j = assigned[i]
-        ok = j < len(scores[i]) and scores[i][j] > 0
-        result.append(j if ok else None)
+        c = assigned[i]
+        ok = c < len(columns) and _positive(scores[i], columns[c])
+        result.append(columns[c] if ok else None)
     return result
+
+
+def _positive(row: Sequence[float], j: int) -> bool:
+    return j < len(row) and row[j] > 0
+
+
+def _search(scores: Sequence[Sequence[float]], columns: list[int], eps: float) -> list[int | None]:
+    """The best assignment by trying them all (same objective as the Hungarian
+    algorithm's: scores plus `eps` per position of each chosen column; among equal
+    values the first found). Fast for a few rows and columns."""
+    n = len(scores)
+    options = [
+        [(j, row[j] + eps * (c + 1)) for c, j in enumerate(columns) if _positive(row, j)]
+        for row in scores
+    ]
+    best: list[int | None] = [None] * n
+    best_value = 0.0
+    chosen: list[int | None] = [None] * n
+
+    def walk(i: int, used: frozenset[int], value: float) -> None:
+        nonlocal best, best_value
+        if i == n:
+            if value > best_value:
+                best, best_value = list(chosen), value
+            return
+        chosen[i] = None
+        walk(i + 1, used, value)
+        for j, score in options[i]:
+            if j not in used:
+                chosen[i] = j
+                walk(i + 1, used | {j}, value + score)
+        chosen[i] = None
+
+    walk(0, frozenset(), 0.0)
+    return best
 
 
 def _hungarian(cost: list[list[float]]) -> list[int]:

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import copy
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from gtog.llm import run_sync
+from gtog.qa.ge6_records import run_evaluation_ge6
 from gtog.qa.io import input_problems, responses_by_id, validate_reference, validate_responses
 from gtog.qa.llm_metrics import answer_correctness, answer_relevance, retrieval_metrics
 from gtog.qa.models import JudgeModels, load_judge_models
@@ -53,6 +54,14 @@ def _usage(response: Mapping[str, Any]) -> dict[str, Any]:
     if "total_tokens" not in usage and "input_tokens" in usage and "output_tokens" in usage:
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
     return {k: usage[k] for k in USAGE_KEYS if k in usage}
+
+
+async def _all(jobs: list[Awaitable[T]], models: JudgeModels) -> list[T]:
+    """The jobs' results: at once when a model will be called, else one after the other
+    (without models every metric returns at once; tasks would only cost time)."""
+    if models.chat is None and models.embedding is None:
+        return [await job for job in jobs]
+    return list(await asyncio.gather(*jobs))
 
 
 async def _retrieval_step_metrics(
@@ -105,7 +114,7 @@ async def _retrieval_step_metrics(
                     contexts,
                 )
             )
-    for result in await asyncio.gather(*jobs):
+    for result in await _all(jobs, models):
         step.update(result)
 
 
@@ -116,13 +125,10 @@ async def evaluate_question(
     models: JudgeModels,
     *,
     relevance_questions: int = 3,
-    semantics: Semantics = SEED,
 ) -> dict[str, Any]:
-    """The output record of one question (inputs are copied, never changed).
-
-    An error response gets an error record; under graphrag-eval 6.x rules its steps
-    and answer are still evaluated (graphrag-eval does, and counts them).
-    """
+    """The output record of one question under the seed's rules. Inputs are never
+    changed: the steps that gain keys are copies (their values are shared with the
+    inputs). An error response gets an error record, with its usage."""
     record: dict[str, Any] = {
         "template_id": template_id,
         "question_id": question["id"],
@@ -130,19 +136,17 @@ async def evaluate_question(
     }
     if "reference_answer" in question:
         record["reference_answer"] = question["reference_answer"]
-    reference_steps = copy.deepcopy(question.get("reference_steps"))
+    reference_steps = question.get("reference_steps")
     if reference_steps is not None:
-        record["reference_steps"] = reference_steps
+        record["reference_steps"] = reference_steps  # replaced by a copy if steps match
     if response is None:
         record.update(status="error", error="no response for this question")
         return record
     if _is_error(response):
         record.update(status="error", error=str(response.get("error") or "error response"))
-        if semantics != GE6:
-            record.update(_usage(response))
-            return record
-    else:
-        record["status"] = "success"
+        record.update(_usage(response))
+        return record
+    record["status"] = "success"
     answer = response.get("actual_answer")
     if answer is not None:
         record["actual_answer"] = answer
@@ -158,39 +162,59 @@ async def evaluate_question(
             jobs.append(
                 answer_relevance(models.chat, models.embedding, text, answer, relevance_questions)
             )
-        for result in await asyncio.gather(*jobs):
+        for result in await _all(jobs, models):
             record.update(result)
-    actual_steps = copy.deepcopy(list(response.get("actual_steps") or []))
+    actual_steps = list(response.get("actual_steps") or [])
     if "actual_steps" in response:
         record["actual_steps"] = actual_steps
     matched_reference: dict[int, Mapping[str, Any]] = {}
     if reference_steps is not None:
-        matches = match_steps(reference_steps, actual_steps, semantics)
+        matches = match_steps(reference_steps, actual_steps)
+        if matches:  # copies of the groups and steps that gain `matches`
+            reference_steps = [list(group) for group in reference_steps]
+            record["reference_steps"] = reference_steps
         for m in matches:
-            ref_step = reference_steps[m.group][m.reference_index]
+            ref_step = dict(reference_steps[m.group][m.reference_index])
+            reference_steps[m.group][m.reference_index] = ref_step
             ref_step["matches"] = actual_steps[m.actual_index].get("id")
             if ref_step.get("name") == RETRIEVAL:
                 matched_reference[m.actual_index] = ref_step
-        record["steps_score"] = steps_score(reference_steps, matches, semantics)
-    await asyncio.gather(
-        *(
-            _retrieval_step_metrics(step, matched_reference.get(i), question, models)
-            for i, step in enumerate(actual_steps)
-            if step.get("name") == RETRIEVAL and step.get("status", "success") == "success"
-        )
+        record["steps_score"] = steps_score(reference_steps, matches)
+    retrieval = [
+        i
+        for i, step in enumerate(actual_steps)
+        if step.get("name") == RETRIEVAL and step.get("status", "success") == "success"
+    ]
+    for i in retrieval:  # these gain the retrieval metrics: copies
+        actual_steps[i] = dict(actual_steps[i])
+    await _all(
+        [
+            _retrieval_step_metrics(actual_steps[i], matched_reference.get(i), question, models)
+            for i in retrieval
+        ],
+        models,
     )
     record.update(_usage(response))
     return record
 
 
 def _judge_models(
-    models: JudgeModels | None, config_file_path: str | Path | None, config: str | Path | None
+    models: JudgeModels | None,
+    config_file_path: str | Path | None,
+    config: str | Path | None,
+    *,
+    env_default: bool = True,
 ) -> JudgeModels:
+    """`models`, else those of the config; without either, the seed's `OPENAI_API_KEY`
+    default (`env_default`) or none (graphrag-eval 6.x reads no environment)."""
     if config_file_path is not None and config is not None:
         raise TypeError("pass either config_file_path or config, not both")
     if models is not None:
         return models
-    return load_judge_models(config_file_path if config_file_path is not None else config)
+    path = config_file_path if config_file_path is not None else config
+    if path is None and not env_default:
+        return JudgeModels()
+    return load_judge_models(path)
 
 
 async def run_evaluation_async(
@@ -211,12 +235,22 @@ async def run_evaluation_async(
     Judge models come from `models`, else from `config_file_path` (alias `config`; a
     graphrag settings file, a judge-model YAML or graphrag-eval 6.x's config, see
     `gtog.qa.models`), else from graphrag-eval's defaults when `OPENAI_API_KEY` is set.
-    `semantics="graphrag-eval-6"` applies graphrag-eval 6.x's step rules. A malformed
+    `semantics="graphrag-eval-6"` gives graphrag-eval 6.6.1's records (see
+    `gtog.qa.ge6_records`; no judge models unless configured). A malformed
     question or response becomes that question's error record (the message names the
     source in `sources` and the field); a malformed structure raises `InputError`.
     Results are in the reference's question order.
     """
     semantics = check_semantics(semantics)
+    if semantics == GE6:
+        return await run_evaluation_ge6(
+            reference_qas,
+            chat_responses,
+            _judge_models(models, config_file_path, config, env_default=False),
+            concurrency=concurrency,
+            relevance_questions=relevance_questions,
+            sources=sources,
+        )
     validate_reference(reference_qas, sources[0])
     validate_responses(chat_responses, sources[1])
     models = _judge_models(models, config_file_path, config)
@@ -228,6 +262,7 @@ async def run_evaluation_async(
         if qid not in known:
             log.warning("response for unknown question id %r ignored", qid)
     semaphore = asyncio.Semaphore(max(1, concurrency))
+    judged = models.chat is not None or models.embedding is not None
 
     def failed(template_id: Any, question: Mapping[str, Any], error: str) -> dict[str, Any]:
         record = {"template_id": template_id, "question_id": question["id"]}
@@ -239,7 +274,7 @@ async def run_evaluation_async(
         problem = problems.get(str(question["id"]))
         if problem:
             return failed(template_id, question, f"invalid input: {problem}")
-        async with semaphore:
+        async with semaphore if judged else contextlib.nullcontext():
             try:
                 return await evaluate_question(
                     template_id,
@@ -247,18 +282,21 @@ async def run_evaluation_async(
                     responses.get(str(question["id"])),
                     models,
                     relevance_questions=relevance_questions,
-                    semantics=semantics,
                 )
             except Exception as exc:  # one question never aborts the run
                 log.exception("evaluation of question %r failed", question["id"])
                 error = f"evaluation failed: {type(exc).__name__}: {exc}"
                 return failed(template_id, question, error)
 
+    if not judged:  # no model calls: nothing to wait for, no tasks
+        return [await one(t, q) for t, q in items]
     tasks = [asyncio.ensure_future(one(t, q)) for t, q in items]
     if progress and tasks:
+        from rich.console import Console
         from rich.progress import Progress
 
-        with Progress(transient=True) as bar:
+        console = Console(stderr=True)
+        with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
             task_id = bar.add_task("Evaluating questions", total=len(tasks))
             for future in asyncio.as_completed(tasks):
                 await future
@@ -270,15 +308,21 @@ def run_blocking(make: Callable[[], Awaitable[T]]) -> T:
     """Run the coroutine `make()` to completion and return its value, also when an event
     loop is already running in this thread (then on a private loop in a worker thread)."""
 
-    async def main() -> T:
-        return await make()
+    box: list[T] = []
+
+    async def main() -> None:
+        # The value is passed in `box`, not as the task's result: asyncio.run's SIGINT
+        # bookkeeping formats the finished task with its result (~1 ms for a run's records).
+        box.append(await make())
 
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return run_sync(main())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(run_sync, main()).result()
+        run_sync(main())
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(run_sync, main()).result()
+    return box[0]
 
 
 class EvaluationOptions(TypedDict, total=False):

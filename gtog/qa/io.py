@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -71,39 +71,50 @@ def dump_data(path: str | Path, data: Any) -> None:
         raise
 
 
+_NUMBERS = (int, float)
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, _NUMBERS)
+
+
+def _is_mapping(value: Any) -> bool:
+    """`isinstance(value, Mapping)`, fast for the usual dict (ABC checks are slow)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _fail(source: str, field: str, problem: str) -> InputError:
     return InputError(f"{source}: {field}: {problem}")
 
 
-def _step_problem(step: Any, source: str, field: str, reference: bool) -> str | None:
-    if not isinstance(step, Mapping):
-        return f"{source}: {field}: must be a mapping"
-    if not isinstance(step.get("name"), str) or not step["name"]:
-        return f"{source}: {field}.name: required string"
-    if "args" in step and step["args"] is not None and not isinstance(step["args"], Mapping):
-        return f"{source}: {field}.args: must be a mapping"
+def _step_problem(step: Any, source: str, where: str, i: int, reference: bool) -> str | None:
+    """The problem of step `where[i]`, or None (the path is formatted only for a problem)."""
+    if not _is_mapping(step):
+        return f"{source}: {where}[{i}]: must be a mapping"
+    name = step.get("name")
+    if not name or not isinstance(name, str):
+        return f"{source}: {where}[{i}].name: required string"
+    args = step.get("args")
+    if args is not None and not _is_mapping(args):
+        return f"{source}: {where}[{i}].args: must be a mapping"
     if reference:
         columns = step.get("required_columns")
         if columns is not None and (
             not isinstance(columns, list) or not all(isinstance(c, str) for c in columns)
         ):
-            return f"{source}: {field}.required_columns: must be a list of strings"
+            return f"{source}: {where}[{i}].required_columns: must be a list of strings"
         for flag in ("ordered", "ignore_duplicates"):
             if flag in step and not isinstance(step[flag], bool):
-                return f"{source}: {field}.{flag}: must be true or false"
+                return f"{source}: {where}[{i}].{flag}: must be true or false"
     return None
 
 
-def _items_problem(
-    items: Any, source: str, where: str, what: str, check: Callable[[Any, str], str | None]
-) -> str | None:
-    """The first problem of a list field's items (`check(item, where[i])`); None if absent."""
-    if items is None:
-        return None
-    if not isinstance(items, list):
-        return f"{source}: {where}: must be a list{what}"
-    for i, item in enumerate(items):
-        problem = check(item, f"{where}[{i}]")
+def _steps_problem(steps: Any, source: str, where: str, reference: bool) -> str | None:
+    """The first problem of a list of steps, or None."""
+    if not isinstance(steps, list):
+        return f"{source}: {where}: must be a list"
+    for i, step in enumerate(steps):
+        problem = _step_problem(step, source, where, i, reference)
         if problem:
             return problem
     return None
@@ -120,21 +131,18 @@ def question_problem(question: Mapping[str, Any], source: str, where: str) -> st
     answer = question.get("reference_answer")
     if answer is not None and not isinstance(answer, str):
         return f"{source}: {where}.reference_answer: must be a string"
-
-    def group_problem(group: Any, at: str) -> str | None:
+    groups = question.get("reference_steps")
+    if groups is None:
+        return None
+    if not isinstance(groups, list):
+        return f"{source}: {where}.reference_steps: must be a list of step groups"
+    for g, group in enumerate(groups):
         if not isinstance(group, list):
-            return f"{source}: {at}: must be a list of steps"
-        return _items_problem(
-            group, source, at, "", lambda step, w: _step_problem(step, source, w, True)
-        )
-
-    return _items_problem(
-        question.get("reference_steps"),
-        source,
-        f"{where}.reference_steps",
-        " of step groups",
-        group_problem,
-    )
+            return f"{source}: {where}.reference_steps[{g}]: must be a list of steps"
+        problem = _steps_problem(group, source, f"{where}.reference_steps[{g}]", True)
+        if problem:
+            return problem
+    return None
 
 
 def response_problem(response: Any, source: str, where: str) -> str | None:
@@ -142,22 +150,17 @@ def response_problem(response: Any, source: str, where: str) -> str | None:
 
     Any step `status` is accepted; only "success" steps (the default) are matched.
     """
-    if not isinstance(response, Mapping):
+    if not _is_mapping(response):
         return f"{source}: {where}: must be a mapping"
     for key in ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec"):
         value = response.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        if value is not None and type(value) not in _NUMBERS and not _is_number(value):
             return f"{source}: {where}.{key}: must be a number"
     answer = response.get("actual_answer")
     if answer is not None and not isinstance(answer, str):
         return f"{source}: {where}.actual_answer: must be a string"
-    return _items_problem(
-        response.get("actual_steps"),
-        source,
-        f"{where}.actual_steps",
-        "",
-        lambda step, at: _step_problem(step, source, at, False),
-    )
+    steps = response.get("actual_steps")
+    return None if steps is None else _steps_problem(steps, source, f"{where}.actual_steps", False)
 
 
 def validate_reference(data: Any, source: str = "reference") -> None:
@@ -171,7 +174,7 @@ def validate_reference(data: Any, source: str = "reference") -> None:
     seen: set[str] = set()
     for t, template in enumerate(data):
         where = f"[{t}]"
-        if not isinstance(template, Mapping):
+        if not _is_mapping(template):
             raise _fail(source, where, "must be a mapping")
         if template.get("template_id") in (None, ""):
             raise _fail(source, f"{where}.template_id", "required")
@@ -180,7 +183,7 @@ def validate_reference(data: Any, source: str = "reference") -> None:
             raise _fail(source, f"{where}.questions", "must be a list")
         for q, question in enumerate(questions):
             qwhere = f"{where}.questions[{q}]"
-            if not isinstance(question, Mapping):
+            if not _is_mapping(question):
                 raise _fail(source, qwhere, "must be a mapping")
             qid = question.get("id")
             if qid in (None, ""):
@@ -196,14 +199,14 @@ def validate_responses(data: Any, source: str = "responses") -> None:
 
     Problems inside one response are that question's error (`response_problem`).
     """
-    if isinstance(data, Mapping):
+    if _is_mapping(data):
         return
     if not isinstance(data, list):
         problem = "must be a list of responses or a mapping by question id"
         raise _fail(source, "(top level)", problem)
     seen: set[str] = set()
     for i, response in enumerate(data):
-        if not isinstance(response, Mapping):
+        if not _is_mapping(response):
             raise _fail(source, f"[{i}]", "must be a mapping")
         qid = response.get("question_id")
         if qid in (None, ""):
@@ -227,7 +230,7 @@ def input_problems(
                 problems[str(question["id"])] = problem
     items = (
         [(f"[{k!r}]", str(k), r) for k, r in responses.items()]
-        if isinstance(responses, Mapping)
+        if _is_mapping(responses)
         else [(f"[{i}]", str(r["question_id"]), r) for i, r in enumerate(responses)]
     )
     for where, qid, response in items:
@@ -239,6 +242,6 @@ def input_problems(
 
 def responses_by_id(data: Mapping[str, Any] | list[Any]) -> dict[str, Mapping[str, Any]]:
     """Responses keyed by question id (a dict's keys win over `question_id` fields)."""
-    if isinstance(data, Mapping):
+    if _is_mapping(data):
         return {str(k): v for k, v in data.items()}
     return {str(r["question_id"]): r for r in data}

@@ -1,4 +1,5 @@
-"""The two rule sets of `gtog.qa`: the seed README's (default) and graphrag-eval 6.x's."""
+"""The two rule sets of `gtog.qa`: the seed README's with gtog's improvements (default,
+"seed") and graphrag-eval 6.6.1's exact behaviour ("graphrag-eval-6")."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ is required and the results match when both have rows or both have none.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -30,6 +31,9 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
+
+from gtog.qa.semantics import GE6, SEED, Semantics, check_semantics
+from gtog.qa.sparql_terms import Row, Table, sparql_tables
 
 __all__ = [
     "BudgetExceeded",
@@ -41,33 +45,9 @@ __all__ = [
     "sparql_tables",
 ]
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
-NUMERIC_TYPES = frozenset(
-    XSD + t
-    for t in (
-        "integer",
-        "int",
-        "long",
-        "short",
-        "byte",
-        "decimal",
-        "double",
-        "float",
-        "nonNegativeInteger",
-        "positiveInteger",
-        "nonPositiveInteger",
-        "negativeInteger",
-        "unsignedLong",
-        "unsignedInt",
-        "unsignedShort",
-        "unsignedByte",
-    )
-)
-ABS_TOL = 1e-8
 
 RowSemantics = Literal["ordered", "ordered_set", "multiset", "set"]
-Row = tuple[Hashable, ...]
-Table = list[Row]
+SMALL = 6  # up to this many column choices they are tried one by one
 
 
 class BudgetExceeded(RuntimeError):
@@ -79,94 +59,6 @@ def row_semantics(ordered: bool, ignore_duplicates: bool) -> RowSemantics:
     if ordered:
         return "ordered_set" if ignore_duplicates else "ordered"
     return "set" if ignore_duplicates else "multiset"
-
-
-# -- terms ------------------------------------------------------------------------------
-
-
-def _raw_term(term: Any) -> Hashable:
-    """A hashable key for one binding, numbers left as ("num", float) for clustering."""
-    if term is None:
-        return None
-    if not isinstance(term, Mapping):
-        return ("lit", str(term), "")
-    kind = term.get("type")
-    value = term.get("value")
-    if kind == "uri":
-        return ("uri", str(value))
-    if kind == "bnode":
-        return ("bnode",)
-    if kind in ("literal", "typed-literal"):
-        lang = term.get("xml:lang") or term.get("lang")
-        if lang:
-            return ("lit", str(value), "@" + str(lang).lower())
-        datatype = term.get("datatype") or ""
-        if datatype in NUMERIC_TYPES:
-            try:
-                number = float(str(value).strip())
-            except ValueError:
-                return ("lit", str(value), datatype)
-            return ("num", number)
-        if datatype == XSD + "boolean":
-            return ("bool", str(value).strip().lower() in ("true", "1"))
-        if datatype == XSD + "string":
-            datatype = ""
-        return ("lit", str(value), datatype)
-    if kind == "triple":
-        return ("triple", json.dumps(value, sort_keys=True))
-    return ("other", str(kind), json.dumps(value, sort_keys=True, default=str))
-
-
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=0.0, abs_tol=ABS_TOL)
-
-
-def _canonical_numbers(values: set[float]) -> dict[float, float]:
-    """Map each number to the smallest member of its cluster of close values."""
-    canon: dict[float, float] = {}
-    finite = sorted(v for v in values if not math.isnan(v))
-    start = prev = None
-    for v in finite:
-        if prev is None or not _close(prev, v):
-            start = v
-        canon[v] = start  # type: ignore[assignment]
-        prev = v
-    return canon
-
-
-def sparql_tables(
-    reference: Mapping[str, Any],
-    actual: Mapping[str, Any],
-    reference_columns: Sequence[str],
-) -> tuple[Table, Table, list[str]]:
-    """Reference rows over `reference_columns`, actual rows over all its columns, and
-    the actual column names; numbers are replaced by a shared canonical value."""
-    ref_bindings = reference.get("results", {}).get("bindings", []) or []
-    act_bindings = actual.get("results", {}).get("bindings", []) or []
-    act_columns = list(actual.get("head", {}).get("vars", []) or [])
-    for binding in act_bindings:
-        for name in binding:
-            if name not in act_columns:
-                act_columns.append(name)
-    ref_raw = [tuple(_raw_term(b.get(c)) for c in reference_columns) for b in ref_bindings]
-    act_raw = [tuple(_raw_term(b.get(c)) for c in act_columns) for b in act_bindings]
-    numbers = {
-        cell[1]
-        for row in itertools.chain(ref_raw, act_raw)
-        for cell in row
-        if isinstance(cell, tuple) and cell[0] == "num"
-    }
-    canon = _canonical_numbers(numbers)
-
-    def fix(row: Row) -> Row:
-        return tuple(
-            ("num", canon.get(c[1], "nan"))
-            if isinstance(c, tuple) and len(c) == 2 and c[0] == "num"
-            else c
-            for c in row
-        )
-
-    return [fix(r) for r in ref_raw], [fix(r) for r in act_raw], act_columns
 
 
 # -- row comparison -----------------------------------------------------------------------
@@ -202,8 +94,12 @@ def _signature(values: list[Hashable], semantics: RowSemantics) -> Hashable:
 # -- matching -------------------------------------------------------------------------------
 
 
-def match_columns(reference: Table, actual: Table, semantics: RowSemantics) -> list[int] | None:
-    """Actual column index for each reference column so that the rows match, or None."""
+def match_columns(
+    reference: Table, actual: Table, semantics: RowSemantics, try_all_up_to: int = SMALL
+) -> list[int] | None:
+    """Actual column index for each reference column so that the rows match, or None.
+
+    With at most `try_all_up_to` ways to choose the columns, each is tried in turn."""
     n_ref = len(reference[0]) if reference else 0
     n_act = len(actual[0]) if actual else 0
     if n_ref == 0:
@@ -211,6 +107,11 @@ def match_columns(reference: Table, actual: Table, semantics: RowSemantics) -> l
     if n_ref > n_act or not reference or not actual:
         return None
     if semantics in ("ordered", "multiset") and len(reference) != len(actual):
+        return None
+    if math.perm(n_act, n_ref) <= try_all_up_to:  # few choices: trying them is cheapest
+        for columns in itertools.permutations(range(n_act), n_ref):
+            if _rows_equal(reference, _project(actual, columns), semantics):
+                return list(columns)
         return None
     ref_cols = [[row[c] for row in reference] for c in range(n_ref)]
     act_cols = [[row[c] for row in actual] for c in range(n_act)]
@@ -334,8 +235,18 @@ def match_columns_bruteforce(
 # -- results -------------------------------------------------------------------------------
 
 
-def _load(result: Mapping[str, Any] | str) -> Any:
-    return json.loads(result) if isinstance(result, str) else result
+@functools.lru_cache(maxsize=64)
+def _parse(text: str) -> Any:
+    return json.loads(text)
+
+
+def as_json(value: Any) -> Any:
+    """`value` parsed if it is JSON text. A group's outputs are compared pairwise, so
+    each text is parsed once (cached); callers only read the value, which is shared."""
+    return _parse(value) if isinstance(value, str) else value
+
+
+_load = as_json
 
 
 def match_sparql_columns(
@@ -361,6 +272,12 @@ def match_sparql_columns(
         columns = list(ref.get("head", {}).get("vars", []) or [])
     else:
         columns = list(required_columns)
+    semantics = row_semantics(ordered, ignore_duplicates)
+    if columns and semantics in ("ordered", "multiset"):  # row counts must agree
+        ref_n = len(ref.get("results", {}).get("bindings", []) or [])
+        act_n = len(act.get("results", {}).get("bindings", []) or [])
+        if ref_n and act_n and ref_n != act_n:
+            return None
     ref_rows, act_rows, act_columns = sparql_tables(ref, act, columns)
     if not ref_rows or not act_rows:
         if not ref_rows and not act_rows and len(act_columns) >= len(columns):
@@ -368,7 +285,7 @@ def match_sparql_columns(
         return None
     if not columns:
         return {}
-    mapping = match_columns(ref_rows, act_rows, row_semantics(ordered, ignore_duplicates))
+    mapping = match_columns(ref_rows, act_rows, semantics)
     if mapping is None:
         return None
     return {c: act_columns[a] for c, a in zip(columns, mapping, strict=True)}
@@ -380,11 +297,26 @@ def compare_sparql_results(
     required_columns: Sequence[str] | None = None,
     ordered: bool = False,
     ignore_duplicates: bool = True,
+    *,
+    semantics: Semantics = SEED,
 ) -> float:
     """1.0 when the actual result matches the reference's required columns, else 0.0.
 
     Positional order as graphrag-eval's `compare_sparql_results(reference, actual,
     required_vars, results_are_ordered, ignore_duplicates)`; results may be JSON text.
+    `semantics="graphrag-eval-6"`: graphrag-eval 6.6.1's text comparison
+    (`gtog.qa.ge6_sparql`) of parsed results, where a text `actual` is a DESCRIBE
+    result (0.0), as there.
     """
+    if check_semantics(semantics) == GE6:
+        from gtog.qa.ge6_sparql import compare_sparql_results_ge6
+
+        return compare_sparql_results_ge6(
+            reference,  # type: ignore[arg-type]
+            actual,
+            required_columns,  # type: ignore[arg-type]
+            ordered,
+            ignore_duplicates,
+        )
     mapping = match_sparql_columns(reference, actual, required_columns, ordered, ignore_duplicates)
     return 0.0 if mapping is None else 1.0

@@ -9,13 +9,11 @@ hit). Empty groups are skipped.
 Seed rules (default): only steps of the same name match; a group without any match
 ends the matching; `steps_score` looks only at the last group: the sum of its match
 scores over its size, where a SPARQL, JSON or exact-output match scores 1 and a
-retrieval match scores recall@k. Unknown media types compare as text.
+retrieval match scores recall@k. Unknown media types compare as text. Since the score
+is the last group's, the maximum-score assignment of that group is the best matching.
 
-graphrag-eval 6.x rules (`semantics="graphrag-eval-6"`): a step of another name can
-match (by equal output, or an `iri_discovery` reference by the IRI it found);
-`retrieve_time_series` and `retrieve_data_points` compare their args; the matching
-stops at the first group that is not fully matched; `steps_score` is the mean over
-all groups of (sum of match scores / group size).
+`semantics="graphrag-eval-6"` delegates to `gtog.qa.ge6_steps` (graphrag-eval 6.6.1's
+greedy matching and mean-over-groups score, raising where it raises).
 """
 
 from __future__ import annotations
@@ -26,17 +24,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from gtog.qa.assignment import best_assignment
-from gtog.qa.retrieval import recall_at_k, recall_at_k_ge6
-from gtog.qa.semantics import GE6, SEED, Semantics
-from gtog.qa.sparql import compare_sparql_results
-from gtog.qa.timeseries import data_points_equal, time_series_equal
+from gtog.qa.ge6_steps import compare_steps_ge6, match_groups_ge6, steps_score_ge6
+from gtog.qa.retrieval import recall_at_k
+from gtog.qa.semantics import GE6, SEED, Semantics, check_semantics
+from gtog.qa.sparql import as_json, match_sparql_columns
 
 __all__ = [
     "JSON",
     "SPARQL_JSON",
     "StepMatch",
     "compare_step_outputs",
-    "iri_discovered",
     "match_steps",
     "parse_contexts",
     "steps_score",
@@ -59,8 +56,7 @@ class StepMatch:
     score: float
 
 
-def _as_json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
+_as_json = as_json
 
 
 def _as_text(value: Any) -> str:
@@ -73,7 +69,9 @@ def parse_contexts(output: Any) -> list[dict[str, Any]]:
     Raises `ValueError` when the output is not such a list.
     """
     data = _as_json(output)
-    if not isinstance(data, list) or not all(isinstance(d, Mapping) for d in data):
+    if not isinstance(data, list) or not all(
+        type(d) is dict or isinstance(d, Mapping) for d in data
+    ):
         raise ValueError("retrieval output must be a JSON list of objects with 'id' and 'text'")
     return [dict(d) for d in data]
 
@@ -89,25 +87,29 @@ def _retrieval_k(actual: Step, retrieved: Sequence[Any]) -> int:
 def compare_step_outputs(reference: Step, actual: Step, semantics: Semantics = SEED) -> float:
     """Score in [0, 1] of an actual step against a reference step (see the module doc).
 
-    Malformed outputs score 0.0 (graphrag-eval raises on most of them).
+    Seed rules: malformed outputs score 0.0. graphrag-eval-6 rules: graphrag-eval
+    6.6.1's comparison, which raises on malformed steps.
     """
-    if semantics == GE6:
-        try:
-            return _compare_ge6(reference, actual)
-        except (ValueError, TypeError, KeyError, AttributeError):
-            return 0.0
+    if check_semantics(semantics) == GE6:
+        return compare_steps_ge6(reference, actual)
+    return _compare(reference, actual)
+
+
+def _compare(reference: Step, actual: Step) -> float:
+    """The seed rules' comparison (see `compare_step_outputs`)."""
     if "output" not in actual or "output" not in reference:
         return 0.0
     media_type = reference.get("output_media_type")
     try:
         if media_type == SPARQL_JSON:
-            return compare_sparql_results(
-                _as_json(reference.get("output")),
-                _as_json(actual["output"]),
+            mapping = match_sparql_columns(
+                reference.get("output"),
+                actual["output"],
                 reference.get("required_columns") or [],
                 bool(reference.get("ordered", False)),
                 bool(reference.get("ignore_duplicates", True)),
             )
+            return 0.0 if mapping is None else 1.0
         if media_type == JSON:
             return float(_as_json(reference.get("output")) == _as_json(actual["output"]))
         if reference.get("name") == actual.get("name") == RETRIEVAL:
@@ -119,50 +121,6 @@ def compare_step_outputs(reference: Step, actual: Step, semantics: Semantics = S
     return float(_as_text(reference.get("output")) == _as_text(actual["output"]))
 
 
-def iri_discovered(reference: Step, actual: Step) -> bool:
-    """graphrag-eval 6.x's `iri_discovery` check: the reference output (an IRI) is a
-    `uri` value of an `autocomplete_search` result, or occurs in a `sparql_query` output."""
-    iri = reference.get("output")
-    output = actual.get("output")
-    if actual.get("name") == "autocomplete_search":
-        bindings = _as_json(output).get("results", {}).get("bindings", [])
-        return any(
-            isinstance(term, Mapping) and term.get("type") == "uri" and term.get("value") == iri
-            for binding in bindings
-            for term in binding.values()
-        )
-    if actual.get("name") == "sparql_query":
-        return isinstance(iri, str) and isinstance(output, str) and iri in output
-    return False
-
-
-def _compare_ge6(reference: Step, actual: Step) -> float:
-    ref_name, act_name = reference.get("name"), actual.get("name")
-    ref_out, act_out = reference.get("output"), actual.get("output")
-    media_type = reference.get("output_media_type")
-    if ref_name == act_name == "sparql_query" and media_type == SPARQL_JSON:
-        return compare_sparql_results(
-            _as_json(ref_out),
-            _as_json(act_out),
-            reference.get("required_columns") or [],
-            bool(reference.get("ordered", False)),
-            bool(reference.get("ignore_duplicates", True)),
-        )
-    if ref_name == act_name == RETRIEVAL and ref_out:
-        relevant = [d.get("id") for d in parse_contexts(ref_out)]
-        retrieved = [d.get("id") for d in parse_contexts(act_out)]
-        return recall_at_k_ge6(relevant, retrieved, _retrieval_k(actual, retrieved))
-    if ref_name == act_name == "retrieve_time_series":
-        return float(time_series_equal(reference, actual))
-    if ref_name == act_name == "retrieve_data_points":
-        return float(data_points_equal(reference, actual, actual.get("execution_timestamp")))
-    if ref_name == "iri_discovery":
-        return float(iri_discovered(reference, actual))
-    if ref_name == act_name and media_type == JSON:
-        return float(_as_json(ref_out) == _as_json(act_out))
-    return float("output" in actual and ref_out == act_out)
-
-
 def _succeeded(step: Step) -> bool:
     return step.get("status", "success") == "success"
 
@@ -172,19 +130,26 @@ def _match_group(
     group: Sequence[Step],
     actual_steps: Sequence[Step],
     search_upto: int,
-    semantics: Semantics,
 ) -> list[StepMatch]:
-    any_name = semantics == GE6
     names = {step.get("name") for step in group}
     candidates = [
         j
         for j in range(search_upto)
-        if _succeeded(actual_steps[j]) and (any_name or actual_steps[j].get("name") in names)
+        if _succeeded(actual_steps[j]) and actual_steps[j].get("name") in names
     ]
+    if len(group) == 1:  # the best single step: the latest one scoring highest
+        best, best_score = None, 0.0
+        for j in reversed(candidates):
+            score = _compare(group[0], actual_steps[j])
+            if score > best_score:
+                best, best_score = j, score
+                if score >= 1.0:  # no score is higher
+                    break
+        return [] if best is None else [StepMatch(group_index, 0, best, best_score)]
     scores = [
         [
-            compare_step_outputs(ref, actual_steps[j], semantics)
-            if any_name or ref.get("name") == actual_steps[j].get("name")
+            _compare(ref, actual_steps[j])
+            if ref.get("name") == actual_steps[j].get("name")
             else 0.0
             for j in candidates
         ]
@@ -203,15 +168,17 @@ def match_steps(
     semantics: Semantics = SEED,
 ) -> list[StepMatch]:
     """Matches of reference steps to actual steps, last group first."""
+    if check_semantics(semantics) == GE6:
+        return [StepMatch(*m) for m in match_groups_ge6(reference_groups, actual_steps)]
     matches: list[StepMatch] = []
     search_upto = len(actual_steps)
     for group_index in range(len(reference_groups) - 1, -1, -1):
         group = reference_groups[group_index]
         if not group:
             continue
-        found = _match_group(group_index, group, actual_steps, search_upto, semantics)
+        found = _match_group(group_index, group, actual_steps, search_upto)
         matches.extend(found)
-        if not found or (semantics == GE6 and len(found) < len(group)):
+        if not found:
             break
         search_upto = min(m.actual_index for m in found)
     return matches
@@ -222,15 +189,10 @@ def steps_score(
     matches: Sequence[StepMatch],
     semantics: Semantics = SEED,
 ) -> float:
-    """Seed: the last group's match scores over its size. graphrag-eval 6.x: the mean
-    over the non-empty groups of that ratio. 0.0 without groups."""
-    if semantics == GE6:
-        ratios = [
-            sum(m.score for m in matches if m.group == g) / len(group)
-            for g, group in enumerate(reference_groups)
-            if group
-        ]
-        return sum(ratios) / len(ratios) if ratios else 0.0
+    """Seed: the last group's match scores over its size (0.0 without groups).
+    graphrag-eval-6: the mean over all groups of that ratio (raises without groups)."""
+    if check_semantics(semantics) == GE6:
+        return steps_score_ge6(reference_groups, matches)
     if not reference_groups or not reference_groups[-1]:
         return 0.0
     last = len(reference_groups) - 1

@@ -64,3 +64,60 @@ async def test_ge6_config_toggles_with_await(
     got = {r["question_id"]: r for r in results}[C10]
     assert got["answer_recall"] == 1.0
     assert not any(k.startswith("answer_relevance") for k in got)
+
+
+def test_graphrag_eval_6_mode_writes_graphrag_eval_6_keys(
+    qa_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Judged by gtog's judges, keyed as graphrag-eval 6.6.1 keys its metrics: no
+    `*_cost` or `*_reason` keys but `answer_correctness_reason`, in its record order."""
+    docs = json.dumps([{"id": "d1", "text": "Oslo is the capital of Norway."}])
+    retrieval = {"name": "retrieval", "args": {"query": "capital", "k": 1}, "output": docs}
+    reference = [
+        {
+            "template_id": "t",
+            "questions": [
+                {
+                    "id": "q",
+                    "question_text": "What is the capital of Norway?",
+                    "reference_answer": "Oslo",
+                    "reference_steps": [[retrieval]],
+                }
+            ],
+        }
+    ]
+    responses = {
+        "q": {
+            "question_id": "q",
+            "actual_answer": "Oslo",
+            "actual_steps": [{**retrieval, "id": "r1", "status": "success"}],
+        }
+    }
+    config = ge6_config(tmp_path, qa_server)
+    [record] = run_evaluation(reference, responses, config, semantics="graphrag-eval-6")
+    assert list(record) == [
+        "template_id",
+        "question_id",
+        "question_text",
+        "actual_answer",
+        "reference_answer",
+        "reference_steps",
+        "status",
+        "actual_steps",
+        "steps_score",
+        "answer_relevance",
+        "answer_reference_claims_count",
+        "answer_actual_claims_count",
+        "answer_matching_claims_count",
+        "answer_correctness_reason",
+        "answer_recall",
+        "answer_precision",
+        "answer_f1",
+    ]
+    step = record["actual_steps"][0]
+    metrics = [k for k in step if k.startswith("retrieval_")]
+    assert metrics == [
+        f"retrieval_{p}_{m}" for p in ("answer", "context") for m in ("recall", "precision", "f1")
+    ]
+    assert record["steps_score"] == 1.0 and record["reference_steps"][0][0]["matches"] == "r1"
+    assert "retrieval_answer_recall" not in responses["q"]["actual_steps"][0]  # not modified

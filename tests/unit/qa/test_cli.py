@@ -97,6 +97,60 @@ def test_qa_eval_semantics_option(app: typer.Typer, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--semantics" in result.output
 
 
+def test_qa_eval_graphrag_eval_6_accepts_what_it_accepts(
+    app: typer.Typer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Repeated ids and an empty template id pass (6.6.1 takes them); a question it would
+    raise on gets an error record and a warning; no judge from OPENAI_API_KEY."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")
+    empty = json.dumps({"head": {"vars": ["x"]}, "results": {"bindings": []}})
+    sparql = {"name": "sparql_query", "output": empty}
+    media = {"output_media_type": "application/sparql-results+json"}
+    steps = [[{**sparql, **media}]]  # no required_columns: 6.6.1 raises comparing it
+    reference = [
+        {
+            "template_id": "",
+            "questions": [
+                {"id": "q", "question_text": "A?", "reference_steps": steps},
+                {"id": "q", "question_text": "A again?", "reference_answer": "7"},
+            ],
+        }
+    ]
+    actual = [{**sparql, "status": "success", "id": "s"}]
+    responses = {"q": {"question_id": "q", "actual_answer": "7", "actual_steps": actual}}
+    ref, resp = tmp_path / "ref.json", tmp_path / "resp.json"
+    ref.write_text(json.dumps(reference))
+    resp.write_text(json.dumps(responses))
+    out = tmp_path / "results.json"
+    result = qa_eval(app, ref, resp, out, "--semantics", "graphrag-eval-6")
+    assert result.exit_code == 0, result.output
+    first, second = json.loads(out.read_text())
+    assert first["status"] == "error" and "KeyError: 'required_columns'" in first["error"]
+    assert "KeyError" in " ".join(result.output.split())
+    assert second["status"] == "success" and second["actual_steps"] == actual
+    assert not [k for k in second if k.startswith("answer_")]
+    assert qa_eval(app, ref, resp, out).exit_code == 2  # the seed's rules refuse repeated ids
+
+
+def test_qa_eval_graphrag_eval_6_records_it_cannot_aggregate(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    """A step without `status` stops graphrag-eval 6.6.1's aggregation: the results are
+    written, the aggregates not, and the message names the sample."""
+    reference = [{"template_id": "t", "questions": [{"id": "q", "question_text": "A?"}]}]
+    responses = {"q": {"question_id": "q", "actual_steps": [{"name": "calc"}]}}
+    ref, resp = tmp_path / "ref.json", tmp_path / "resp.json"
+    ref.write_text(json.dumps(reference))
+    resp.write_text(json.dumps(responses))
+    out, agg = tmp_path / "results.json", tmp_path / "aggregates.json"
+    result = qa_eval(
+        app, ref, resp, out, "--aggregates", str(agg), "--semantics", "graphrag-eval-6"
+    )
+    assert result.exit_code == 1
+    assert "sample [0]" in result.output and "KeyError: 'status'" in result.output
+    assert json.loads(out.read_text())[0]["status"] == "success" and not agg.exists()
+
+
 def test_qa_eval_unparsable_responses(app: typer.Typer, tmp_path: Path) -> None:
     broken = tmp_path / "resp.json"
     broken.write_text("[{")

@@ -213,7 +213,8 @@ def test_ge6_iri_discovery() -> None:
     assert compare_step_outputs(ref, step("autocomplete_search", as_literal), GE6) == 0.0
     assert compare_step_outputs(ref, step("sparql_query", "... urn:s1 ..."), GE6) == 1.0
     assert compare_step_outputs(ref, step("other", "urn:s1"), GE6) == 0.0
-    assert compare_step_outputs(ref, step("autocomplete_search", "not json"), GE6) == 0.0
+    with pytest.raises(json.JSONDecodeError):  # graphrag-eval 6.6.1 raises too
+        compare_step_outputs(ref, step("autocomplete_search", "not json"), GE6)
 
 
 def test_ge6_retrieval_uses_graphrag_eval_recall() -> None:
@@ -224,18 +225,59 @@ def test_ge6_retrieval_uses_graphrag_eval_recall() -> None:
 
 
 def test_ge6_sparql_needs_the_sparql_query_name() -> None:
-    ref = {"name": "q", "output": sparql(["a"], [["1"]]), "output_media_type": SPARQL}
+    ref = {
+        "name": "q",
+        "output": sparql(["a"], [["1"]]),
+        "output_media_type": SPARQL,
+        "required_columns": ["a"],
+    }
     act = step("q", sparql(["b"], [["1"]]))
     assert compare_step_outputs(ref, act) == 1.0
     assert compare_step_outputs(ref, act, GE6) == 0.0  # text comparison: outputs differ
     named = ({**ref, "name": "sparql_query"}, {**act, "name": "sparql_query"})
     assert compare_step_outputs(*named, GE6) == 1.0
+    with pytest.raises(KeyError):  # graphrag-eval 6.6.1 requires required_columns
+        compare_step_outputs(
+            {k: v for k, v in named[0].items() if k != "required_columns"}, named[1], GE6
+        )
 
 
-def test_empty_groups_are_skipped() -> None:
-    groups: list[list[dict[str, Any]]] = [[{"name": "calc", "output": "7"}], []]
-    matches = match_steps(groups, [step("calc", "7")], GE6)
-    assert steps_score(groups, matches, GE6) == 1.0
+def test_ge6_sparql_output_that_is_not_json_scores_false() -> None:
+    ref = {"name": "sparql_query", "output": sparql(["a"], [["1"]]), "output_media_type": SPARQL}
+    score = compare_step_outputs(ref, step("sparql_query", "Error: timeout"), GE6)
+    assert score is False  # graphrag-eval 6.6.1's value, not 0.0
+
+
+def test_empty_groups_are_skipped_by_the_seed_rules_and_raise_under_ge6() -> None:
+    calc: list[dict[str, Any]] = [{"name": "calc", "output": "7"}]
+    actual = [step("calc", "7")]
+    matches = match_steps([[], calc], actual)
+    assert [(m.group, m.actual_index) for m in matches] == [(1, 0)]
+    assert steps_score([[], calc], matches) == 1.0
+    assert [m.group for m in match_steps([calc, []], actual)] == [0]  # the empty one skipped
+    with pytest.raises(ValueError):  # min() of no matches, as in graphrag-eval 6.6.1
+        match_steps([calc, []], actual, GE6)
+    with pytest.raises(ZeroDivisionError):
+        steps_score([calc, []], [], GE6)
+
+
+def test_ge6_matching_is_greedy_latest_step_first() -> None:
+    """graphrag-eval 6.6.1 takes the latest step scoring above 0 for each reference
+    step (last reference step first), even where another choice would score more."""
+    ref = [[{"name": "retrieval", "output": docs("d1", "d2")}, {"name": "calc", "output": "7"}]]
+    actual = [
+        step("retrieval", docs("d1", "d2"), "full", args={"k": 2}),
+        step("retrieval", docs("d1"), "half", args={"k": 2}),
+        step("calc", "7", "c"),
+    ]
+    matches = match_steps(ref, actual, GE6)
+    assert [(m.reference_index, actual[m.actual_index]["id"]) for m in matches] == [
+        (1, "c"),
+        (0, "half"),
+    ]
+    assert steps_score(ref, matches, GE6) == (0.5 + 1) / 2
+    best = match_steps(ref, actual)  # seed rules: the best assignment
+    assert {actual[m.actual_index]["id"] for m in best} == {"full", "c"}
 
 
 def uri_term(value: str) -> dict[str, str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from gtog.qa.timeseries import (
     data_points_equal,
     normalize_granularity,
@@ -47,8 +49,15 @@ def test_times() -> None:
     assert times_equal(NOON, "120m-ago", "2h-ago")  # both relative: exact
     assert not times_equal(NOON, "2024-05-01T10:00:00Z", "2h-ago")  # absolute vs relative
     assert times_equal(NOON, "2024-05-01T12:00:00+02:00", "2024-05-01T10:00:00")  # naive = UTC
-    assert times_equal("2024-05-01T12:00:00Z", "1d-ahead", "2024-05-02T12:00:00Z")  # ISO anchor
-    assert not times_equal(None, "2h-ago", "2024-05-01T10:00:00Z")  # no anchor
+    assert times_equal(NOON, "20240501T100000Z", "2024-05-01T10:00:00Z")  # dateutil's isoparse
+
+
+def test_times_raise_where_graphrag_eval_raises() -> None:
+    with pytest.raises(TypeError):  # a text anchor cannot be shifted
+        times_equal("2024-05-01T12:00:00Z", "1d-ahead", "2024-05-02T12:00:00Z")
+    assert times_equal("2024-05-01T12:00:00Z", "now", "now")  # "now" is the anchor itself
+    with pytest.raises(AttributeError):  # no anchor
+        times_equal(None, "2h-ago", "2024-05-01T10:00:00Z")
 
 
 def test_data_points() -> None:
