@@ -70,8 +70,10 @@ def _execute(run: EvalRun, quiet: bool) -> int:
     from gtog.llm import run_sync
     from gtog.logs import capture_logs
 
-    todo, to_judge = run.todo, run.to_judge
+    todo, to_judge, to_compare = run.todo, run.to_judge, run.pairs_todo
     judging = f", {len(to_judge)} to re-judge" if to_judge else ""
+    if to_compare:
+        judging += f", {len(to_compare)} comparisons ready"
     shard = run.options.shard
     part = f", shard {shard.label}: {len(run.pairs)} pairs" if shard else ""
     err.print(
@@ -92,8 +94,18 @@ def _execute(run: EvalRun, quiet: bool) -> int:
     with capture_logs(run.output_dir / LOG_NAME, run.redactor):
         try:
             with progress:
-                task = progress.add_task("evaluating", total=len(todo) + len(to_judge))
-                run_sync(run_evaluation_async(run, on_record=lambda r: progress.advance(task)))
+                total = [len(todo) + len(to_judge)]
+                task = progress.add_task("evaluating", total=total[0])
+
+                def more(n: int) -> None:  # comparisons start as their answers land
+                    total[0] += n
+                    progress.update(task, total=total[0])
+
+                run_sync(
+                    run_evaluation_async(
+                        run, on_record=lambda r: progress.advance(task), on_scheduled=more
+                    )
+                )
         except FatalRunError as exc:
             error(err, exc, label="stopped")
             code = 1

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from gtog.errors import InputError
 
@@ -46,6 +46,8 @@ class QAItem(BaseModel):
     question: str
     reference: str
     evidence: str | None = None
+    groups: dict[str, str] = Field(default_factory=dict)
+    """Values of the item's `dataset.group_by` fields (a field it lacks is absent)."""
 
 
 @dataclass
@@ -169,8 +171,19 @@ def _check_shapes(path: Path, data: list[Any]) -> list[dict[str, Any]]:
     return data
 
 
+def _group_value(value: Any) -> str | None:
+    """A group label from an item field (None: the field says nothing)."""
+    if value is None or value == "" or value == [] or value == {}:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def _items(
-    path: Path, data: list[dict[str, Any]], file_key: str | None, forced: bool
+    path: Path,
+    data: list[dict[str, Any]],
+    file_key: str | None,
+    forced: bool,
+    group_by: Sequence[str] = (),
 ) -> list[tuple[QAItem, bool]]:
     """(item, has an explicit id) for each question of one (shape-checked) file."""
     out: list[tuple[QAItem, bool]] = []
@@ -194,6 +207,7 @@ def _items(
             question=question,
             reference=reference,
             evidence=_evidence(path, i, raw),
+            groups={f: v for f in group_by if (v := _group_value(raw.get(f))) is not None},
         )
         out.append((item, explicit))
     return out
@@ -225,11 +239,13 @@ def load_dataset(
     *,
     files: Mapping[str, Path] | None = None,
     exclude: Sequence[Path] = (),
+    group_by: Sequence[str] = (),
 ) -> Dataset:
     """Load the questions of a dataset file or folder, and of `files` ({key: file}).
 
     `index_keys` are the configured keys (they give files their key); `exclude` are
-    folders a search skips (the run's output). Bad input raises a one-line `InputError`.
+    folders a search skips (the run's output); `group_by` names item fields each item
+    keeps as its `groups`. Bad input raises a one-line `InputError`.
     """
     keys = list(index_keys)
     # (file, parsed list, key, key forced by dataset.files)
@@ -277,7 +293,7 @@ def load_dataset(
     loaded = [
         (file, i, item, explicit)
         for file, data, key, forced in sources
-        for i, (item, explicit) in enumerate(_items(file, data, key, forced))
+        for i, (item, explicit) in enumerate(_items(file, data, key, forced, group_by))
     ]
     if not loaded:
         raise InputError(f"{where}: dataset has no questions")
@@ -334,5 +350,6 @@ def dataset_fingerprint(items: list[QAItem]) -> str:
     """A hash of the questions and references (detects a changed dataset on resume)."""
     h = hashlib.sha256()
     for item in sorted(items, key=lambda x: x.qid):
-        h.update(json.dumps(item.model_dump(), sort_keys=True).encode())
+        data = item.model_dump(exclude={"groups"})  # labels: they change no answer
+        h.update(json.dumps(data, sort_keys=True).encode())
     return h.hexdigest()[:16]

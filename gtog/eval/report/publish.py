@@ -42,7 +42,8 @@ def _from_checkpoint(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     methods = list(log.spec.methods)
     methods += [m for m in dict.fromkeys(r.method for r in log.records) if m not in methods]
     records = [r for r in log.records if r.method in methods]
-    return result_views(log.spec, records, methods, partial=True)
+    pairs = [p for p in log.pairs if p.a in methods and p.b in methods]
+    return result_views(log.spec, records, methods, partial=True, pairs=pairs)
 
 
 def load_run(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any], bool]:

@@ -11,11 +11,18 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import EvalSpec
 
-__all__ = ["Currency", "current_records", "judged_elsewhere", "searched_elsewhere"]
+__all__ = [
+    "Currency",
+    "current_records",
+    "judged_elsewhere",
+    "pair_elsewhere",
+    "searched_elsewhere",
+]
 
 
 def searched_elsewhere(spec: EvalSpec, record: MethodRecord) -> bool:
@@ -32,11 +39,33 @@ def judged_elsewhere(spec: EvalSpec, record: MethodRecord) -> bool:
     return digest is not None and record.judged_with != digest
 
 
+def pair_elsewhere(
+    spec: EvalSpec, pair: PairRecord, answers: dict[tuple[str, str], MethodRecord] | None
+) -> bool:
+    """True when a comparison was made by another pairwise judge, or (with `answers`, the
+    current answers by (question, method)) on answers that have changed since."""
+    digest = spec.pairwise_digest(pair.index_key)
+    if digest is not None and pair.judged_with != digest:
+        return True
+    if answers is None:
+        return False
+    a, b = answers.get((pair.qid, pair.a)), answers.get((pair.qid, pair.b))
+    if a is None or b is None or a.error is not None or b.error is not None:
+        return True
+    from gtog.hashing import stable_hash
+
+    return pair.answers != stable_hash([a.response, b.response])
+
+
 @dataclass
 class Currency:
     """The records a summary uses, and per method how many were left out and why."""
 
     records: list[MethodRecord]
+    pairs: list[PairRecord] = field(default_factory=list)
+    """Comparisons of the current pairwise judge on the current answers."""
+    other_pairs: int = 0
+    """Comparisons left out: another pairwise judge, or answers searched again since."""
     other_settings: Counter[str] = field(default_factory=Counter)
     """method -> answers made with other search settings (left out entirely)."""
     other_judge: Counter[str] = field(default_factory=Counter)
@@ -57,22 +86,33 @@ class Currency:
                 f"{n} answer(s) not judged by the current judge are left out of the scores "
                 f"({_per_method(self.other_judge)}); --rescore judges them"
             )
+        if self.other_pairs:
+            out.append(
+                f"{self.other_pairs} comparison(s) made by another pairwise judge or on "
+                "answers searched again are left out of the win rates; --rescore redoes them"
+            )
         return out
 
-    def as_dict(self) -> dict[str, dict[str, int]]:
+    def as_dict(self) -> dict[str, Any]:
         """The counts, for the summary's metadata."""
-        return {
+        out: dict[str, Any] = {
             "other_settings": dict(self.other_settings),
             "other_judge": dict(self.other_judge),
         }
+        if self.other_pairs:
+            out["other_pairs"] = self.other_pairs
+        return out
 
 
 def _per_method(counts: Counter[str]) -> str:
     return ", ".join(f"{m} {n}" for m, n in sorted(counts.items()))
 
 
-def current_records(spec: EvalSpec, records: list[MethodRecord]) -> Currency:
-    """The records of `spec`'s settings, with verdicts only from `spec`'s judge."""
+def current_records(
+    spec: EvalSpec, records: list[MethodRecord], pairs: list[PairRecord] | None = None
+) -> Currency:
+    """The records of `spec`'s settings, with verdicts only from `spec`'s judge, and the
+    comparisons of its pairwise judge on those same answers."""
     out = Currency(records=[])
     for r in records:
         if searched_elsewhere(spec, r):
@@ -82,4 +122,10 @@ def current_records(spec: EvalSpec, records: list[MethodRecord]) -> Currency:
             out.other_judge[r.method] += 1
             r = r.model_copy(update={"judgements": {}})
         out.records.append(r)
+    answers = {r.key: r for r in out.records}
+    for p in pairs or []:
+        if pair_elsewhere(spec, p, answers):
+            out.other_pairs += 1
+        else:
+            out.pairs.append(p)
     return out

@@ -23,16 +23,21 @@ def _row_error(entry: dict[str, Any]) -> str | None:
 
 
 def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd.DataFrame:
-    """`index_key, question_id, method`, one column per metric, efficiency, `error`.
+    """`index_key, question_id, method`, the `group_by` fields, one column per metric,
+    efficiency, `error`.
 
     A score the judge could not give, and the efficiency of a search that never ran, are
-    missing values (empty in the CSV), never 0. `error` holds the failed search's message
-    and any judge errors (`judge <metric>: ...`).
+    missing values (empty in the CSV), never 0; so is a group field a question lacks.
+    `error` holds the failed search's message and any judge errors (`judge <metric>: ...`).
     """
     meta = detailed.get("metadata") or {}
     metrics = list(metrics or meta.get("metrics") or [])
+    spec = meta.get("spec") if isinstance(meta.get("spec"), dict) else {}
+    fields = [str(f) for f in spec.get("group_by") or []]
+    fields = [f for f in fields if f not in ("index_key", "question_id", "method")]
     rows: list[dict[str, Any]] = []
     for q in detailed.get("results") or []:
+        groups = q.get("groups") if isinstance(q.get("groups"), dict) else {}
         for method, entry in (q.get("methods") or {}).items():
             scores = entry.get("scores") or {}
             for m in scores:
@@ -44,12 +49,21 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
                     "index_key": q.get("imdb_key", q.get("index_key")),
                     "question_id": q.get("question_id"),
                     "method": method,
+                    **{f: groups.get(f) for f in fields},
                     **{m: scores.get(m) for m in scores},
                     **{c: eff.get(c) for c in EFFICIENCY_COLUMNS},
                     "error": _row_error(entry),
                 }
             )
-    columns = ["index_key", "question_id", "method", *metrics, *EFFICIENCY_COLUMNS, "error"]
+    columns = [
+        "index_key",
+        "question_id",
+        "method",
+        *fields,
+        *metrics,
+        *EFFICIENCY_COLUMNS,
+        "error",
+    ]
     frame = pd.DataFrame(rows, columns=columns)
     for c in (*metrics, "latency", "cost_usd"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")

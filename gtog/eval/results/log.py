@@ -16,13 +16,14 @@ earlier one.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from gtog.errors import InputError
-from gtog.eval.results.records import Efficiency, MethodRecord
+from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord
 from gtog.eval.results.spec import (
     CHECKPOINT_NAME,
     DETAILED_NAME,
@@ -32,15 +33,42 @@ from gtog.eval.results.spec import (
 )
 from gtog.eval.scoring.base import Judgement
 
-__all__ = ["EvalLog", "checkpoint_header", "read_checkpoint", "read_log"]
+__all__ = [
+    "CheckpointContents",
+    "EvalLog",
+    "checkpoint_header",
+    "read_checkpoint",
+    "read_checkpoint_contents",
+    "read_log",
+]
 
 
 def checkpoint_header(spec: EvalSpec) -> str:
     return json.dumps({"type": "header", "spec": spec.model_dump()}, ensure_ascii=False)
 
 
+@dataclass
+class CheckpointContents:
+    """What a checkpoint holds: the spec, the answers' records, the comparisons' records,
+    and the byte length of its intact part."""
+
+    spec: EvalSpec
+    records: list[MethodRecord]
+    pairs: list[PairRecord]
+    intact: int
+
+
+_PAIR_LINE = b'{"type":"pair"'
+
+
 def read_checkpoint(path: Path) -> tuple[EvalSpec, list[MethodRecord], int]:
     """Spec, records and the byte length of the intact part of a checkpoint."""
+    contents = read_checkpoint_contents(path)
+    return contents.spec, contents.records, contents.intact
+
+
+def read_checkpoint_contents(path: Path) -> CheckpointContents:
+    """Everything a checkpoint holds (see `CheckpointContents`)."""
     if not path.is_file():
         raise InputError(f"{path}: no checkpoint to resume (run without --resume first)")
     raw = path.read_bytes()
@@ -64,15 +92,20 @@ def read_checkpoint(path: Path) -> tuple[EvalSpec, list[MethodRecord], int]:
     except ValidationError as exc:
         raise InputError(f"{path}: line 1: spec: {exc.errors()[0]['msg']}") from None
     records: dict[tuple[str, str], MethodRecord] = {}
+    pairs: dict[tuple[str, str, str, str], PairRecord] = {}
     for n, line in enumerate(lines[1:], start=2):
         try:
+            if line.startswith(_PAIR_LINE):
+                pair = PairRecord.model_validate_json(line)
+                pairs[pair.key] = pair
+                continue
             record = MethodRecord.model_validate_json(line)
         except ValidationError:
             raise InputError(f"{path}: line {n}: malformed checkpoint record") from None
         if record.searched_with is None:  # written before records carried it: the header's
             record.searched_with = spec.search_digest(record.method, record.index_key)
         records[record.key] = record
-    return spec, list(records.values()), good
+    return CheckpointContents(spec, list(records.values()), list(pairs.values()), good)
 
 
 class EvalLog(BaseModel):
@@ -81,12 +114,32 @@ class EvalLog(BaseModel):
     version: int = LOG_VERSION
     spec: EvalSpec
     records: list[MethodRecord] = Field(default_factory=list)
+    pairs: list[PairRecord] = Field(default_factory=list)
+    """Head-to-head comparisons (runs with pairwise judging)."""
     results: dict[str, Any] | None = None
     location: str | None = None
     """The file this log was read from."""
 
 
 # -- reading any output back -----------------------------------------------------------
+
+
+def _pairs_from_detailed(results: list[dict[str, Any]]) -> list[PairRecord]:
+    pairs = []
+    for q in results:
+        for entry in q.get("pairwise") or []:
+            fields = {k: v for k, v in entry.items() if k != "stale"}
+            pairs.append(
+                PairRecord.model_validate(
+                    {
+                        **fields,
+                        "qid": q["question_id"],
+                        "index_key": q.get("index_key", ""),
+                        "groups": q.get("groups") or {},
+                    }
+                )
+            )
+    return pairs
 
 
 def _records_from_detailed(results: list[dict[str, Any]]) -> list[MethodRecord]:
@@ -121,6 +174,7 @@ def _records_from_detailed(results: list[dict[str, Any]]) -> list[MethodRecord]:
                     judgements=judgements,
                     judged_with=entry.get("judged_with"),
                     searched_with=entry.get("searched_with"),
+                    groups=q.get("groups") or {},
                     efficiency=Efficiency.model_validate(eff) if eff else None,
                 )
             )
@@ -141,7 +195,10 @@ def _read_json_log(path: Path) -> EvalLog:
         raise InputError(f"{path}: metadata.spec: {exc.errors()[0]['msg']}") from None
     if "results" in data and isinstance(data["results"], list):
         return EvalLog(
-            spec=parsed, records=_records_from_detailed(data["results"]), location=str(path)
+            spec=parsed,
+            records=_records_from_detailed(data["results"]),
+            pairs=_pairs_from_detailed(data["results"]),
+            location=str(path),
         )
     results = {k: v for k, v in data.items() if k != "metadata"}
     return EvalLog(spec=parsed, results=results, location=str(path))
@@ -157,8 +214,8 @@ def read_log(path: Path) -> EvalLog:
     if path.is_dir():
         checkpoint, detailed = path / CHECKPOINT_NAME, path / DETAILED_NAME
         if checkpoint.is_file():
-            spec, records, _ = read_checkpoint(checkpoint)
-            log = EvalLog(spec=spec, records=records, location=str(checkpoint))
+            c = read_checkpoint_contents(checkpoint)
+            log = EvalLog(spec=c.spec, records=c.records, pairs=c.pairs, location=str(checkpoint))
         elif detailed.is_file():
             log = _read_json_log(detailed)
         else:
@@ -168,8 +225,8 @@ def read_log(path: Path) -> EvalLog:
             log.results = _read_json_log(summary).results
         return log
     if path.suffix == ".jsonl":
-        spec, records, _ = read_checkpoint(path)
-        return EvalLog(spec=spec, records=records, location=str(path))
+        c = read_checkpoint_contents(path)
+        return EvalLog(spec=c.spec, records=c.records, pairs=c.pairs, location=str(path))
     if not path.is_file():
         raise InputError(f"{path}: no such eval log")
     return _read_json_log(path)

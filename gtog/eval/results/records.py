@@ -5,8 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from gtog.eval.scoring.judges import Judgement
+from gtog.eval.scoring.pairwise import PairJudgement
 
-__all__ = ["Efficiency", "MethodRecord"]
+__all__ = ["Efficiency", "MethodRecord", "PairRecord"]
 
 
 class Efficiency(BaseModel):
@@ -55,6 +56,8 @@ class MethodRecord(BaseModel):
     """The judge spec hash the judgements were made with (None: not judged yet)."""
     searched_with: str | None = None
     """The search spec hash (method settings and index) the answer was made with."""
+    groups: dict[str, str] = Field(default_factory=dict)
+    """The question's values of the dataset's `group_by` fields (absent: not in the item)."""
     efficiency: Efficiency | None = None
 
     @property
@@ -70,3 +73,28 @@ class MethodRecord(BaseModel):
     def judge_failed(self) -> bool:
         """True when some metric of this record has an error."""
         return any(j.error for j in self.judgements.values())
+
+
+class PairRecord(BaseModel):
+    """A head-to-head comparison: methods a and b's answers to one question, one criterion.
+
+    `a == b` is the A/A check (a method's answer against itself). `answers` is a hash of
+    the two answers compared: a comparison whose answers were searched again is stale.
+    """
+
+    type: str = "pair"
+    qid: str
+    index_key: str
+    criterion: str
+    a: str
+    b: str
+    judgement: PairJudgement
+    judged_with: str | None = None
+    """The pairwise judge spec hash the comparison was made with."""
+    answers: str = ""
+    groups: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """(question id, criterion, a, b): what a checkpoint counts as done."""
+        return (self.qid, self.criterion, self.a, self.b)

@@ -20,15 +20,17 @@ __all__ = [
     "DatasetSpec",
     "EvalSpec",
     "JudgeSpec",
+    "PairwiseSpec",
     "ShardSpec",
     "judge_changes",
+    "pairwise_changes",
     "search_changes",
     "spec_changes",
     "stable_hash",
     "what_differs",
 ]
 
-LOG_VERSION = 2
+LOG_VERSION = 3
 CHECKPOINT_NAME = "eval_checkpoint.jsonl"
 DETAILED_NAME = "eval_results_detailed.json"
 SUMMARY_NAME = "eval_results_summary.json"
@@ -67,6 +69,31 @@ class JudgeSpec(BaseModel):
         return stable_hash({**data, "model": self.models.get(index_key)})
 
 
+class PairwiseSpec(BaseModel):
+    """Everything that changes a head-to-head verdict (beside the judge model and sampling)."""
+
+    criteria: dict[str, str] = Field(default_factory=dict)
+    """criterion -> its description, as the prompt shows it."""
+    pairs: list[tuple[str, str]] = Field(default_factory=list)
+    """(a, b) compared; (m, m) is an A/A check."""
+    trials: int = 2
+    prompt: str = ""
+    """Hash of the pairwise prompt template."""
+
+    def digest(self, judge: JudgeSpec, index_key: str) -> str:
+        """The hash a comparison judged under this spec carries (`PairRecord.judged_with`)."""
+        sampling = judge.model_dump(include={"temperature", "max_tokens", "structured_output"})
+        return stable_hash(
+            {
+                "criteria": self.criteria,
+                "trials": self.trials,
+                "prompt": self.prompt,
+                "model": judge.models.get(index_key),
+                **sampling,
+            }
+        )
+
+
 class ShardSpec(BaseModel):
     """One shard of a sharded run: `index` of `count`, holding `pairs` (question, method)."""
 
@@ -100,6 +127,10 @@ class EvalSpec(BaseModel):
     """The shard this run is, for one shard of a sharded run (`gtog eval --shard i/n`)."""
     pairs: int | None = None
     """(question, method) pairs the run covers (a merged run: all its shards')."""
+    pairwise: PairwiseSpec | None = None
+    """Head-to-head judging, when the run does it."""
+    group_by: list[str] = Field(default_factory=list)
+    """Item fields the results are grouped by."""
 
     @property
     def metrics(self) -> list[str]:
@@ -115,6 +146,13 @@ class EvalSpec(BaseModel):
         if index_key not in settings or index_key not in self.indexes:
             return None
         return stable_hash({"settings": settings[index_key], "index": self.indexes[index_key]})
+
+    def pairwise_digest(self, index_key: str) -> str | None:
+        """`pairwise.digest(...)` for the index, or None when there is no pairwise judging
+        or no judge for the index."""
+        if self.pairwise is None or self.judge.skipped or index_key not in self.judge.models:
+            return None
+        return self.pairwise.digest(self.judge, index_key)
 
     def judge_digest(self, index_key: str) -> str | None:
         """`judge.digest(index_key)`, or None when this spec has no judge for the index."""
@@ -194,10 +232,27 @@ def judge_changes(old: JudgeSpec, new: JudgeSpec) -> list[str]:
     return changes
 
 
+def pairwise_changes(old: EvalSpec, new: EvalSpec) -> list[str]:
+    """What changed that changes head-to-head verdicts (not turning pairwise on or off)."""
+    if old.pairwise is None or new.pairwise is None:
+        return []
+    a, b = old.pairwise, new.pairwise
+    changes = []
+    if a.criteria != b.criteria:
+        changes.append(f"the pairwise criteria changed ({list(a.criteria)} -> {list(b.criteria)})")
+    if a.trials != b.trials:
+        changes.append(f"pairwise.trials changed ({a.trials} -> {b.trials})")
+    if a.prompt != b.prompt:
+        changes.append("the pairwise prompt changed")
+    return changes
+
+
 def spec_changes(old: EvalSpec, new: EvalSpec) -> list[str]:
     """Every difference that makes `old`'s records invalid for `new` (empty: compatible).
 
     Only methods and index keys present in both count: running a subset of a run's
-    methods or adding an index is not a change.
+    methods or adding an index is not a change; neither is turning pairwise judging on.
     """
-    return search_changes(old, new) + judge_changes(old.judge, new.judge)
+    return (
+        search_changes(old, new) + judge_changes(old.judge, new.judge) + pairwise_changes(old, new)
+    )

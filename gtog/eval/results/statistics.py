@@ -239,6 +239,13 @@ def paired_comparison(
     return Comparison(n, a_mean, b_mean, diff, ci, min(1.0, p), "paired_permutation")
 
 
+def sign_test(wins_a: int, wins_b: int) -> float:
+    """Two-sided sign test of a's and b's decisive wins (exact binomial, p = 0.5); 1 when
+    there is no decisive comparison (ties say nothing about which is better)."""
+    n = int(wins_a) + int(wins_b)
+    return 1.0 if n == 0 else float(stats.binomtest(int(wins_a), n, 0.5).pvalue)
+
+
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
     """Holm's step-down adjustment over one family of tests (None stays None)."""
     present = [i for i, p in enumerate(p_values) if p is not None]

@@ -21,6 +21,7 @@ from gtog.eval.scoring.base import SCORERS, is_binary_metric, uses_llm
 
 __all__ = [
     "QUESTION_SETS",
+    "common_means",
     "comparisons",
     "efficiency_summary",
     "group_summary",
@@ -116,7 +117,7 @@ def group_summary(records: Iterable[MethodRecord], metrics: list[str]) -> dict[s
     return out
 
 
-def _common_means(
+def common_means(
     records: list[MethodRecord], methods: list[str], metrics: list[str], *, strict: bool
 ) -> dict[str, dict[str, Any]]:
     """Per method, means over the questions every method has a score for (per metric)."""
@@ -261,8 +262,8 @@ QUESTION_SETS = {
 
 
 def _scope(records: list[MethodRecord], methods: list[str], metrics: list[str]) -> dict:
-    same = _common_means(records, methods, metrics, strict=False)
-    strict = _common_means(records, methods, metrics, strict=True)
+    same = common_means(records, methods, metrics, strict=False)
+    strict = common_means(records, methods, metrics, strict=True)
     return {
         m: {
             **group_summary((r for r in records if r.method == m), metrics),

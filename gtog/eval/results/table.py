@@ -143,6 +143,44 @@ def _costs(summary: dict[str, Any]) -> Table:
     return table
 
 
+def _pairwise(summary: dict[str, Any]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
+    for col, justify in (
+        ("criterion", "left"),
+        ("a vs b", "left"),
+        ("W-L-T", "right"),
+        ("win rate a", "right"),
+        ("p Holm", "right"),
+        ("agree", "right"),
+    ):
+        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for e in summary.get("pairwise") or []:
+        rate, ci = e.get("win_rate_a"), e.get("ci95")
+        cell = _fmt(rate) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if rate is not None and ci else "")
+        p = e.get("p_holm")
+        mark = "*" if p is not None and p < ALPHA else ""
+        table.add_row(
+            escape(e["criterion"]),
+            escape(f"{e['a']} vs {e['b']}"),
+            f"{e['wins_a']}-{e['wins_b']}-{e['ties']}",
+            cell,
+            _fmt(p, 3) + mark,
+            _fmt(e.get("position_consistency")),
+        )
+    return table
+
+
+def _aa_notes(summary: dict[str, Any]) -> list[str]:
+    out = []
+    for e in summary.get("pairwise_aa") or []:
+        if e.get("passes") is False:
+            out.append(
+                f"A/A check failed: {e['a']} against itself on {e['criterion']} won "
+                f"{e['win_rate_a']:.2f} (p {e['p_value']:.3f}): the judge has a slot bias"
+            )
+    return out
+
+
 def status_line(summary: dict[str, Any]) -> str | None:
     """`partial: 40 of 60 pairs (interrupted)` for a run that did not complete, else None."""
     run = (summary.get("metadata") or {}).get("run") or {}
@@ -180,6 +218,17 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
             style="dim",
         )
     )
+    if summary.get("pairwise"):
+        parts.append(Text("head to head (pairwise judge)", style="bold"))
+        parts.append(_pairwise(summary))
+        parts.append(
+            Text(
+                "W-L-T = a's wins, losses, ties; win rate counts a tie as half; * sign test, "
+                f"Holm p < {ALPHA:g}; agree = share of questions where both orders agreed.",
+                style="dim",
+            )
+        )
+    parts += [Text(note, style="bold yellow") for note in _aa_notes(summary)]
     return Group(*parts)
 
 

@@ -5,9 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gtog.eval.results.currency import current_records, judged_elsewhere, searched_elsewhere
+from gtog.eval.results.currency import (
+    current_records,
+    judged_elsewhere,
+    pair_elsewhere,
+    searched_elsewhere,
+)
 from gtog.eval.results.errors import error_kinds
-from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.groups import by_group
+from gtog.eval.results.pairwise import pairwise_summary
+from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
 from gtog.eval.results.summary import summarize
 
@@ -69,6 +76,13 @@ def _method_entry(
     return entry
 
 
+def _pair_entry(p: PairRecord, spec: EvalSpec | None) -> dict[str, Any]:
+    entry = p.model_dump(exclude={"type", "qid", "index_key", "groups"})
+    if spec is not None and pair_elsewhere(spec, p, None):
+        entry["stale"] = "judged by another pairwise judge: left out of the win rates"
+    return entry
+
+
 def detailed_results(
     records: list[MethodRecord],
     methods: list[str],
@@ -76,6 +90,7 @@ def detailed_results(
     *,
     keep_intermediate: bool,
     spec: EvalSpec | None = None,
+    pairs: list[PairRecord] | None = None,
 ) -> dict[str, Any]:
     """One entry per question with every method's response, scores and efficiency.
 
@@ -93,10 +108,14 @@ def detailed_results(
                 "question": r.question,
                 "ground_truth": r.reference,
                 "evidence": r.evidence,
+                "groups": r.groups,
                 "methods": {},
             },
         )
         q["methods"][r.method] = _method_entry(r, keep_intermediate, spec)
+    for p in sorted(pairs or [], key=lambda p: p.key):
+        if p.qid in questions:
+            questions[p.qid].setdefault("pairwise", []).append(_pair_entry(p, spec))
     return {"metadata": metadata, "results": list(questions.values())}
 
 
@@ -156,6 +175,7 @@ def result_views(
     stopped: str | None = None,
     partial: bool = False,
     status: str | None = None,
+    pairs: list[PairRecord] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The detailed and summary results of a run's records (the JSON `gtog eval` writes).
 
@@ -165,7 +185,7 @@ def result_views(
     """
     import datetime as dt
 
-    currency = current_records(spec, records)
+    currency = current_records(spec, records, pairs or [])
     done = len(currency.records)
     total = spec.pairs
     if status is None:
@@ -197,7 +217,14 @@ def result_views(
         "spec": spec.model_dump(),
     }
     detailed = detailed_results(
-        records, methods, metadata, keep_intermediate=keep_intermediate, spec=spec
+        records, methods, metadata, keep_intermediate=keep_intermediate, spec=spec, pairs=pairs
     )
     summary = {"metadata": metadata, **summarize(currency.records, methods, spec.judge.metrics)}
+    if spec.group_by:
+        summary["by_group"] = by_group(currency.records, methods, spec.judge.metrics, spec.group_by)
+    if spec.pairwise is not None:
+        run_pairs = [(a, b) for a, b in spec.pairwise.pairs if a in methods and b in methods]
+        summary.update(
+            pairwise_summary(currency.pairs, run_pairs, list(spec.pairwise.criteria), spec.group_by)
+        )
     return detailed, summary

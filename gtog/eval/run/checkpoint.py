@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from gtog.eval.results.log import checkpoint_header
-from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import EvalSpec
 from gtog.files import write_atomic
 
@@ -49,8 +49,8 @@ class Checkpoint:
         write_atomic(path, (checkpoint_header(spec) + "\n").encode("utf-8") + rest)
         return cls(path, path.open("ab"))
 
-    def append(self, record: MethodRecord) -> None:
-        """Write one finished record to disk."""
+    def append(self, record: MethodRecord | PairRecord) -> None:
+        """Write one finished record (an answer's or a comparison's) to disk."""
         self._write(record.model_dump_json())
 
     def _write(self, line: str) -> None:

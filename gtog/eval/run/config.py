@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gtog.errors import InputError
 from gtog.eval.scoring import ALL_METRICS, SCORERS
+from gtog.eval.scoring.pairwise import CRITERIA, DEFAULT_CRITERIA
 
 __all__ = [
     "ALL_METRICS",
@@ -18,6 +19,7 @@ __all__ = [
     "EvalConfig",
     "JudgeConfig",
     "OutputConfig",
+    "PairwiseConfig",
     "TimeoutsConfig",
     "load_eval_config",
 ]
@@ -35,6 +37,8 @@ class DatasetConfig(_Strict):
     path: str | None = None
     files: dict[str, str] = Field(default_factory=dict)
     """Index key -> QA file, for files whose key their folder or name does not give."""
+    group_by: list[str] = Field(default_factory=list)
+    """Item fields to report results by (question type, hops, ...): `by_group` in the summary."""
 
     @model_validator(mode="after")
     def _somewhere(self) -> DatasetConfig:
@@ -66,6 +70,62 @@ class JudgeConfig(_Strict):
     """A folder with <metric>.txt prompt files replacing the built-in ones."""
     trials: int = Field(default=1, ge=1, le=15)
     """Ask each judge this many times and score by majority (a tie is unscored)."""
+
+
+class PairwiseConfig(_Strict):
+    """Head-to-head judging: each pair of methods' answers compared per criterion."""
+
+    criteria: list[str | dict[str, str]] | dict[str, str] = Field(
+        default_factory=lambda: list(DEFAULT_CRITERIA)
+    )
+    """Built-in names (comprehensiveness, diversity, empowerment, relevance, directness),
+    and/or `{name: description}` of your own."""
+    pairs: Literal["all"] | list[list[str]] = "all"
+    """`all` pairs of the run's methods, or a list of `[a, b]`."""
+    trials: int = Field(default=2, ge=1, le=15)
+    """Judge calls per order (each comparison is asked in both orders)."""
+    aa_check: bool = True
+    """Also compare each method with itself: the judge's own position or slot bias."""
+
+    @field_validator("criteria")
+    @classmethod
+    def _known(cls, value: Any) -> Any:
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, str) and item not in CRITERIA:
+                raise ValueError(
+                    f"unknown criterion {item!r} (built in: {', '.join(CRITERIA)}; or give "
+                    "{name: description})"
+                )
+        if not items or any(not str(n).strip() for n in criteria_names(value)):
+            raise ValueError("name at least one criterion")
+        return value
+
+    @field_validator("pairs")
+    @classmethod
+    def _two(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for pair in value:
+                if len(pair) != 2:
+                    raise ValueError(f"a pair names two methods, got {pair}")
+        return value
+
+    def criteria_map(self) -> dict[str, str]:
+        """criterion -> description (the built-in ones' from `CRITERIA`)."""
+        items = self.criteria if isinstance(self.criteria, list) else [self.criteria]
+        out: dict[str, str] = {}
+        for item in items:
+            if isinstance(item, str):
+                out[item] = CRITERIA[item]
+            else:
+                out.update({str(k): str(v) for k, v in item.items()})
+        return out
+
+
+def criteria_names(value: Any) -> list[str]:
+    """The names a `pairwise.criteria` value gives."""
+    items = value if isinstance(value, list) else [value]
+    return [n for i in items for n in ([i] if isinstance(i, str) else list(i))]
 
 
 class TimeoutsConfig(_Strict):
@@ -105,6 +165,8 @@ class EvalConfig(_Strict):
     response_type: str | dict[str, str] = DEFAULT_RESPONSE_TYPE
     """One answer format for every method, or one per method ({tog: ..., local: ...})."""
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
+    pairwise: PairwiseConfig | None = None
+    """Head-to-head judging of each pair of methods (off when absent)."""
     truncated_answers: Literal["error", "score"] = "error"
     """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
     record and the summary still mark it `truncated`)."""

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 from gtog.errors import InputError
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.scoring import PromptSet, ScoringSetup, load_prompts
+from gtog.eval.scoring.pairwise import load_pairwise_prompt
 from gtog.llm import ChatModel, chat_model_from_config
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
-__all__ = ["judge_prompts", "load_judge_model", "scoring_setup"]
+__all__ = ["judge_prompts", "load_judge_model", "pairwise_prompt", "scoring_setup"]
 
 
 def load_judge_model(config: EvalConfig, graphrag: GraphRagConfig, settings: Path) -> ChatModel:
@@ -26,14 +27,23 @@ def load_judge_model(config: EvalConfig, graphrag: GraphRagConfig, settings: Pat
     return chat_model_from_config(graphrag, judge_id)
 
 
-def judge_prompts(root: Path, config: EvalConfig, config_path: Path) -> PromptSet:
-    """The judge prompts: built in, each replaced by `judge.prompts_dir/<metric>.txt`."""
+def _prompts_dir(root: Path, config: EvalConfig, config_path: Path) -> Path | None:
     prompts_dir = Path(config.judge.prompts_dir) if config.judge.prompts_dir else None
     if prompts_dir is not None and not prompts_dir.is_absolute():
         prompts_dir = root / prompts_dir
     if prompts_dir is not None and not prompts_dir.is_dir():
         raise InputError(f"{config_path}: judge.prompts_dir {prompts_dir} is not a folder")
-    return load_prompts(prompts_dir)
+    return prompts_dir
+
+
+def judge_prompts(root: Path, config: EvalConfig, config_path: Path) -> PromptSet:
+    """The judge prompts: built in, each replaced by `judge.prompts_dir/<metric>.txt`."""
+    return load_prompts(_prompts_dir(root, config, config_path))
+
+
+def pairwise_prompt(root: Path, config: EvalConfig, config_path: Path) -> str:
+    """The pairwise prompt: built in, or `judge.prompts_dir/pairwise.txt`."""
+    return load_pairwise_prompt(_prompts_dir(root, config, config_path))
 
 
 def scoring_setup(config: EvalConfig, model: ChatModel | None, prompts: PromptSet) -> ScoringSetup:

@@ -21,16 +21,19 @@ from typing import Any
 
 from gtog.errors import FatalRunError, describe_exception
 from gtog.eval.dataset import QAItem
-from gtog.eval.results.records import Efficiency, MethodRecord
+from gtog.eval.results.currency import searched_elsewhere
+from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord
 from gtog.eval.results.spec import CHECKPOINT_NAME
 from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.checkpoint import Checkpoint
 from gtog.eval.run.engines import Engines
 from gtog.eval.run.guard import Guard, parse_budget
 from gtog.eval.run.outputs import write_results
+from gtog.eval.run.pairwise import PairQueue
 from gtog.eval.run.prepare import prepare
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import Judgement, score_answer
+from gtog.eval.scoring.pairwise import PairJudgement
 from gtog.llm import CUT_REASONS, fatal_reason, run_sync
 from gtog.search import SearchEngine, SearchFailed, context_threads, retrieved_sources, run_search
 
@@ -158,6 +161,7 @@ async def _evaluate_one(
         method=method,
         evidence=item.evidence,
         searched_with=run.spec.search_digest(method, item.index_key),
+        groups=dict(item.groups),
     )
     try:
         context = await _search(run, item, record, engine)
@@ -191,14 +195,20 @@ async def _rejudge_one(run: EvalRun, item: QAItem, record: MethodRecord) -> Meth
     return _redact(run, record)
 
 
-ProgressHook = Callable[[MethodRecord], None]
+ProgressHook = Callable[[MethodRecord | PairRecord], None]
 
 
-async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = None) -> EvalRun:
+async def run_evaluation_async(
+    run: EvalRun,
+    on_record: ProgressHook | None = None,
+    on_scheduled: Callable[[int], None] | None = None,
+) -> EvalRun:
     """Run what is left of `run`, appending each record to the checkpoint as it finishes.
 
-    Raises `FatalRunError` (after the finished records are safe on disk) when the run
-    must stop; `run.stopped` says why.
+    With pairwise judging, each question's comparisons start as soon as both answers are
+    in; `on_scheduled(n)` is told of them (a progress bar's total grows), `on_record` of
+    each record that lands (answers and comparisons). Raises `FatalRunError` (after the
+    finished records are safe on disk) when the run must stop; `run.stopped` says why.
     """
     path = run.output_dir / CHECKPOINT_NAME
     if run.mode in ("resume", "rescore", "complete"):
@@ -215,13 +225,36 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
     redo = {(q.qid, m) for q, m in todo} | {r.key for r in to_judge}
     kept = [r for r in run.done if r.key not in redo]
 
+    pair_queue = PairQueue(run)
+    pairs_kept = {r.key: r for r in run.pairs_done}
+    group_of: list[asyncio.TaskGroup] = []
+
+    def compare_later(record: MethodRecord) -> None:
+        wanted = pair_queue.add(record) if record.qid in items else []
+        for criterion, a, b in wanted:
+            group_of[0].create_task(compare_one(items[record.qid], criterion, a, b))
+        if wanted and on_scheduled is not None:
+            on_scheduled(len(wanted))
+
+    async def compare_one(item: QAItem, criterion: str, a: str, b: str) -> None:
+        async with limit:
+            pair = await _compare(run, pair_queue, item, criterion, a, b)
+        pairs_kept[pair.key] = pair
+        await loop.run_in_executor(None, checkpoint.append, pair)
+        if on_record is not None:
+            on_record(pair)
+
     async def finish(record: MethodRecord) -> None:
+        # kept first: a Ctrl-C while the write is in its thread (which finishes it) must
+        # not leave the record out of the results written on the way out
+        kept.append(record)
         # the write is fsynced: off the event loop, so other questions go on meanwhile
         await loop.run_in_executor(None, checkpoint.append, record)
-        kept.append(record)
         if on_record is not None:
             on_record(record)
         guard.observe(record)
+        if record.method in run.methods:
+            compare_later(record)
 
     async def search_one(item: QAItem, method: str) -> None:
         queued = time.perf_counter()
@@ -244,6 +277,10 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
             await engines.build((q.index_key, m) for q, m in todo if m not in run.answers)
             with context_threads():
                 async with asyncio.TaskGroup() as group:
+                    group_of.append(group)
+                    for r in list(kept):
+                        if r.method in run.methods and not searched_elsewhere(run.spec, r):
+                            compare_later(r)
                     for r in to_judge:
                         group.create_task(judge_one(r))
                     for q, m in todo:
@@ -258,7 +295,40 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
         checkpoint.close()
         old = {r.key for r in kept}
         run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
+        run.pairs_done = list(pairs_kept.values())
     return run
+
+
+async def _compare(
+    run: EvalRun, queue: PairQueue, item: QAItem, criterion: str, a: str, b: str
+) -> PairRecord:
+    """One comparison's record; an unexpected exception is its error, never a verdict."""
+    try:
+        pair = await queue.compare(item, criterion, a, b)
+    except FatalRunError:
+        raise
+    except Exception as exc:
+        if fatal_reason(exc) is not None:
+            raise
+        logger.exception("unexpected error comparing %s / %s / %s-%s", item.qid, criterion, a, b)
+        pair = PairRecord(
+            qid=item.qid,
+            index_key=item.index_key,
+            criterion=criterion,
+            a=a,
+            b=b,
+            judgement=PairJudgement(error=f"internal error: {describe_exception(exc)}"),
+            judged_with=run.spec.pairwise_digest(item.index_key),
+            groups=dict(item.groups),
+        )
+    j = pair.judgement
+    j.error = run.redactor.optional(j.error)
+    for call in j.calls:
+        call.error, call.reason = (
+            run.redactor.optional(call.error),
+            run.redactor.optional(call.reason),
+        )
+    return pair
 
 
 @contextmanager

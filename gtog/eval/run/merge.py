@@ -127,10 +127,11 @@ def merge_runs(out: Path, dirs: list[Path], *, partial: bool = False) -> MergeRe
     spec = shards[0].spec.model_copy(update={"shard": None, "pairs": pairs})
     ordered = sorted(shards, key=lambda s: s.spec.shard.index if s.spec.shard else 0)
     records = [r for s in ordered for r in s.records]
+    pairs = [p for s in ordered for p in s.pairs]
     with OutputLock(out):
         checkpoint = Checkpoint.create(out / CHECKPOINT_NAME, spec)
         try:
-            for r in records:
+            for r in [*records, *pairs]:
                 checkpoint.append(r)
         finally:
             checkpoint.close()
@@ -140,5 +141,6 @@ def merge_runs(out: Path, dirs: list[Path], *, partial: bool = False) -> MergeRe
             records,
             spec.methods,
             keep_intermediate=any(r.context_text is not None for r in records),
+            pairs=pairs,
         )
     return MergeResult(out, records, spec, len(shards), missing, detailed, summary)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gtog.eval.report.publish import write_report
-from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
 from gtog.eval.results.views import QA_DIR, qa_reference, qa_responses, result_views
 from gtog.eval.run.state import EvalRun
@@ -24,6 +24,7 @@ def write_outputs(
     qa_files: bool = True,
     stopped: str | None = None,
     status: str | None = None,
+    pairs: list[PairRecord] | None = None,
 ) -> tuple[Path, Path]:
     """Write a run's detailed and summary JSON, qa/ files, report.html and CSV, atomically."""
     detailed_data, summary = result_views(
@@ -33,6 +34,7 @@ def write_outputs(
         keep_intermediate=keep_intermediate,
         stopped=stopped,
         status=status,
+        pairs=pairs,
     )
     detailed = output_dir / DETAILED_NAME
     summary_path = output_dir / SUMMARY_NAME
@@ -58,4 +60,5 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
         qa_files=run.config.output.qa_responses,
         stopped=run.stopped,
         status=run.status,
+        pairs=[p for p in run.pairs_done if p.a in run.methods and p.b in run.methods],
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gtog.errors import InputError
 from gtog.eval.dataset import QAItem, load_dataset
-from gtog.eval.results.log import read_checkpoint
+from gtog.eval.results.log import read_checkpoint_contents
 from gtog.eval.results.spec import (
     CHECKPOINT_NAME,
     DETAILED_NAME,
@@ -28,6 +28,7 @@ from gtog.eval.run.guard import parse_budget
 from gtog.eval.run.judging import judge_prompts, load_judge_model, scoring_setup
 from gtog.eval.run.lock import OutputLock
 from gtog.eval.run.methods import RunMethod, resolve_methods
+from gtog.eval.run.pairwise import plan_pairwise
 from gtog.eval.run.spec import build_spec
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import build_scorers
@@ -148,26 +149,43 @@ def _open_output(run: EvalRun) -> None:
         p for p in (checkpoint, out / DETAILED_NAME, out / SUMMARY_NAME, out / QA_DIR) if p.exists()
     ]
     if options.rescore:
-        old, done, intact = read_checkpoint(checkpoint)
-        run.spec = old.model_copy(update={"judge": run.spec.judge})
-        run.done, run.intact_bytes, run.mode = done, intact, "rescore"
+        c = read_checkpoint_contents(checkpoint)
+        run.spec = c.spec.model_copy(
+            update={
+                "judge": run.spec.judge,
+                "pairwise": run.spec.pairwise,
+                "group_by": run.spec.group_by,
+            }
+        )
+        run.done, run.pairs_done, run.intact_bytes, run.mode = (
+            c.records,
+            c.pairs,
+            c.intact,
+            "rescore",
+        )
         return
     if options.resume:
-        old, done, intact = read_checkpoint(checkpoint)
-        changes = spec_changes(old, run.spec)
+        c = read_checkpoint_contents(checkpoint)
+        changes = spec_changes(c.spec, run.spec)
         if changes and not options.force:
-            only_judge = not search_changes(old, run.spec)
+            only_judge = not search_changes(c.spec, run.spec)
             raise _refusal(checkpoint, changes, only_judge)
-        run.done, run.intact_bytes, run.mode = done, intact, "resume"
+        run.done, run.pairs_done, run.intact_bytes, run.mode = (
+            c.records,
+            c.pairs,
+            c.intact,
+            "resume",
+        )
         return
     if not existing:
         return
     if not options.force:
         if checkpoint.is_file():
-            old, done, intact = read_checkpoint(checkpoint)
-            if not spec_changes(old, run.spec):
-                run.done, run.intact_bytes, run.mode = done, intact, "resume"
-                if not run.todo and not run.to_judge:
+            c = read_checkpoint_contents(checkpoint)
+            if not spec_changes(c.spec, run.spec):
+                run.done, run.pairs_done, run.intact_bytes = c.records, c.pairs, c.intact
+                run.mode = "resume"
+                if not run.todo and not run.to_judge and not run.pairs_todo:
                     run.mode = "complete"
                     return
         raise InputError(
@@ -198,6 +216,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         list(config.indexes),
         files={k: under_root(f) for k, f in config.dataset.files.items()},
         exclude=[output_dir],
+        group_by=config.dataset.group_by,
     )
     all_items = dataset.items
     if "metrics" not in config.model_fields_set and dataset.has_evidence:
@@ -237,6 +256,15 @@ def prepare(options: EvalOptions) -> EvalRun:
                 f"(method {name!r}); they are left out"
             )
     spec = build_spec(parts, options, config)
+    spec.pairwise, pair_scorers = plan_pairwise(
+        root, config, config_path, methods, judges, options.skip_judges
+    )
+    spec.group_by = list(config.dataset.group_by)
+    if config.pairwise is not None and config.pairwise.trials > 1 and config.judge.temperature == 0:
+        dataset.warnings.append(
+            f"{config_path}: pairwise.trials: {config.pairwise.trials} trials per order at "
+            "judge.temperature 0 repeat one verdict; set judge.temperature"
+        )
     parse_budget(options.max_errors, 1)
     if options.shard is not None:
         output_dir = output_dir / options.shard.folder
@@ -255,6 +283,7 @@ def prepare(options: EvalOptions) -> EvalRun:
             k: build_scorers(list(config.metrics), scoring_setup(config, j, prompts))
             for k, j in judges.items()
         },
+        pair_scorers=pair_scorers,
         output_dir=output_dir,
         spec=spec,
         redactor=Redactor(_secrets(projects)),
@@ -271,4 +300,13 @@ def prepare(options: EvalOptions) -> EvalRun:
     except BaseException:
         run.close()
         raise
+    _relabel(run)
     return run
+
+
+def _relabel(run: EvalRun) -> None:
+    """Earlier records take the dataset's current group labels (labels change no answer)."""
+    groups = {q.qid: q.groups for q in run.items}
+    for r in [*run.done, *run.pairs_done]:
+        if r.qid in groups:
+            r.groups = dict(groups[r.qid])

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.currency import judged_elsewhere, searched_elsewhere
-from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import EvalSpec
 from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.run.lock import OutputLock
 from gtog.eval.run.methods import RunMethod
 from gtog.eval.run.shard import Shard
-from gtog.eval.scoring import PromptSet, Scorer
+from gtog.eval.scoring import PairScorer, PromptSet, Scorer
 from gtog.redact import Redactor
 
 if TYPE_CHECKING:
@@ -73,7 +73,10 @@ class EvalRun:
     output_dir: Path
     spec: EvalSpec
     redactor: Redactor
+    pair_scorers: dict[str, list[PairScorer]] = field(default_factory=dict)
+    """index key -> one head-to-head judge per criterion (empty: no pairwise judging)."""
     done: list[MethodRecord] = field(default_factory=list)
+    pairs_done: list[PairRecord] = field(default_factory=list)
     intact_bytes: int = 0
     mode: str = "new"
     """`new`, `resume`, `rescore`, or `complete` (a finished run of the same spec)."""
@@ -126,6 +129,21 @@ class EvalRun:
             retry = self.options.retry_errors and r.judge_failed
             if self.mode == "rescore" or stale or retry:
                 out.append(r)
+        return out
+
+    @property
+    def pairs_todo(self) -> list[tuple[str, str, str, str]]:
+        """(question id, criterion, a, b) comparisons left with the answers at hand."""
+        from gtog.eval.run.pairwise import PairQueue
+
+        if self.spec.pairwise is None or self.options.skip_judges:
+            return []
+        queue = PairQueue(self)
+        wanted = {(q.qid, m) for q, m in self.pairs}
+        out = []
+        for r in self.done:
+            if r.key in wanted and not searched_elsewhere(self.spec, r):
+                out += [(r.qid, *k) for k in queue.add(r)]
         return out
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from gtog.eval.dataset import QAItem
     from gtog.eval.scoring.judges import PromptSet
+    from gtog.eval.scoring.pairwise import PairJudgement
     from gtog.llm import ChatModel
 
 __all__ = [
@@ -77,13 +78,13 @@ class Scorer(Protocol):
 
 @runtime_checkable
 class PairScorer(Protocol):
-    """A metric of two answers to one question (head-to-head judging)."""
+    """A metric of two answers to one question (head-to-head judging, one criterion)."""
 
     name: str
     uses_llm: bool
 
-    async def score_pair(self, item: QAItem, answer_a: str, answer_b: str) -> Any:
-        """Which of the two answers is better, and why."""
+    async def score_pair(self, item: QAItem, answer_a: str, answer_b: str) -> PairJudgement:
+        """Which of the two answers is better (a, b or a tie), and why; or why unscored."""
         ...
 
 

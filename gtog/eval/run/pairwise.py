@@ -1,0 +1,157 @@
+"""A run's head-to-head judging: which pairs and criteria, the judges, what is left to do.
+
+`plan_pairwise` turns `pairwise:` of the config into the spec's `PairwiseSpec` and one
+`PairwiseJudge` per index and criterion; `PairQueue` tells the loop which comparisons a
+question needs as its answers land (both answers present and answered, the comparison
+missing, failed with `--retry-errors`, or stale: made by another pairwise judge or on
+answers searched again), and builds their records.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gtog.errors import InputError
+from gtog.eval.results.records import MethodRecord, PairRecord
+from gtog.eval.results.spec import PairwiseSpec, stable_hash
+from gtog.eval.run.config import EvalConfig
+from gtog.eval.run.judging import pairwise_prompt, scoring_setup
+from gtog.eval.scoring.pairwise import PairJudgement, PairwiseJudge
+
+if TYPE_CHECKING:
+    from gtog.eval.dataset import QAItem
+    from gtog.eval.run.state import EvalRun
+    from gtog.llm import ChatModel
+
+__all__ = ["PairQueue", "answers_hash", "plan_pairwise"]
+
+
+def _pairs(config: EvalConfig, config_path: Path, methods: list[str]) -> list[tuple[str, str]]:
+    assert config.pairwise is not None
+    if config.pairwise.pairs == "all":
+        pairs = list(combinations(methods, 2))
+    else:
+        known = {*config.methods, *config.variants, *config.answers, *methods}
+        pairs = []
+        for a, b in config.pairwise.pairs:
+            for m in (a, b):
+                if m not in known:
+                    raise InputError(
+                        f"{config_path}: pairwise.pairs: unknown method {m!r} "
+                        f"(the run's methods: {', '.join(methods)})"
+                    )
+            if a in methods and b in methods and a != b:  # a pair outside this run: later
+                pairs.append((a, b))
+    if config.pairwise.aa_check:
+        used = dict.fromkeys(m for pair in pairs for m in pair)
+        pairs += [(m, m) for m in used]
+    return pairs
+
+
+def plan_pairwise(
+    root: Path,
+    config: EvalConfig,
+    config_path: Path,
+    methods: list[str],
+    judges: dict[str, ChatModel],
+    skip: bool,
+) -> tuple[PairwiseSpec | None, dict[str, list[PairwiseJudge]]]:
+    """The run's pairwise spec and judges per index (None, {} without pairwise judging)."""
+    if config.pairwise is None or skip:
+        return None, {}
+    template = pairwise_prompt(root, config, config_path)
+    criteria = config.pairwise.criteria_map()
+    spec = PairwiseSpec(
+        criteria=criteria,
+        pairs=_pairs(config, config_path, methods),
+        trials=config.pairwise.trials,
+        prompt=stable_hash(template),
+    )
+    scorers = {
+        key: [
+            PairwiseJudge(
+                scoring_setup(config, judge, prompts=None),  # type: ignore[arg-type]
+                name,
+                description,
+                template,
+                config.pairwise.trials,
+            )
+            for name, description in criteria.items()
+        ]
+        for key, judge in judges.items()
+    }
+    return spec, scorers
+
+
+def answers_hash(a: MethodRecord, b: MethodRecord) -> str:
+    """What a comparison depends on of its two answers."""
+    return stable_hash([a.response, b.response])
+
+
+class PairQueue:
+    """Which comparisons each question needs, given the answers so far and those done."""
+
+    def __init__(self, run: EvalRun) -> None:
+        self.run = run
+        spec = run.spec.pairwise
+        self.pairs = spec.pairs if spec is not None else []
+        self.criteria = list(spec.criteria) if spec is not None else []
+        self.answers: dict[tuple[str, str], MethodRecord] = {}
+        self.done: dict[tuple[str, str, str, str], PairRecord] = {r.key: r for r in run.pairs_done}
+        self.queued: set[tuple[str, str, str, str]] = set()
+        """Comparisons asked for in this run (each is made at most once per run)."""
+        self.redo_all = run.mode == "rescore"
+        if run.options.skip_judges:
+            self.pairs = []
+
+    def _current(self, record: PairRecord, a: MethodRecord, b: MethodRecord) -> bool:
+        if self.redo_all:
+            return False
+        if self.run.options.retry_errors and record.judgement.error is not None:
+            return False
+        digest = self.run.spec.pairwise_digest(record.index_key)
+        return record.judged_with == digest and record.answers == answers_hash(a, b)
+
+    def add(self, record: MethodRecord) -> list[tuple[str, str, str]]:
+        """Note an answer; the (criterion, a, b) its question now needs compared."""
+        if not self.pairs:
+            return []
+        self.answers[record.key] = record
+        out = []
+        for a, b in self.pairs:
+            if record.method not in (a, b):
+                continue
+            ra, rb = self.answers.get((record.qid, a)), self.answers.get((record.qid, b))
+            if ra is None or rb is None or ra.error is not None or rb.error is not None:
+                continue
+            for criterion in self.criteria:
+                key = (record.qid, criterion, a, b)
+                old = self.done.get(key)
+                if key in self.queued or (old is not None and self._current(old, ra, rb)):
+                    continue
+                self.queued.add(key)
+                out.append((criterion, a, b))
+        return out
+
+    async def compare(self, item: QAItem, criterion: str, a: str, b: str) -> PairRecord:
+        """Judge one comparison and return its record (noted as done)."""
+        ra, rb = self.answers[(item.qid, a)], self.answers[(item.qid, b)]
+        scorer = next(s for s in self.run.pair_scorers[item.index_key] if s.name == criterion)
+        judgement: PairJudgement = await scorer.score_pair(
+            item, ra.response or "", rb.response or ""
+        )
+        record = PairRecord(
+            qid=item.qid,
+            index_key=item.index_key,
+            criterion=criterion,
+            a=a,
+            b=b,
+            judgement=judgement,
+            judged_with=self.run.spec.pairwise_digest(item.index_key),
+            answers=answers_hash(ra, rb),
+            groups=dict(item.groups),
+        )
+        self.done[record.key] = record
+        return record
