@@ -10,12 +10,12 @@ gtog's from their own modules, only when that command runs or shows its own help
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-import gtog  # noqa: F401  (sets offline defaults before graphrag imports litellm)
+import gtog  # (sets offline defaults before graphrag imports litellm)
 
 __all__ = ["app", "main"]
 
@@ -83,6 +83,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
+def _plain(command: Any) -> Any:
+    """`command` (and its subcommands) with click's plain help, like `gtog --help`: one
+    style for every help screen, wrapped (never cut) at the terminal's width."""
+    if command is not None:
+        command.rich_markup_mode = None
+        for sub in (getattr(command, "commands", None) or {}).values():
+            _plain(sub)
+    return command
+
+
 class _LazyGroup(TyperGroup):
     """Lists commands from `_COMMANDS`; builds a command only when it is used."""
 
@@ -100,14 +110,49 @@ class _LazyGroup(TyperGroup):
             _register(own, module)
             own.command("_placeholder", hidden=True)(lambda: None)  # keeps `own` a group
             group = typer.main.get_command(own)
-        return group.get_command(ctx, cmd_name)  # type: ignore[attr-defined]
+        return _plain(group.get_command(ctx, cmd_name))  # type: ignore[attr-defined]
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         with formatter.section("Commands"):
             formatter.write_dl([(name, text) for name, (_, text) in _COMMANDS.items()])
 
 
-cli = _LazyGroup(name="gtog", help=HELP, rich_markup_mode=None)
+def _version(value: bool) -> None:
+    """`gtog --version`: gtog's, graphrag's and Python's versions (nothing heavy imported)."""
+    if not value:
+        return
+    import importlib.metadata
+    import platform
+
+    try:
+        graphrag = importlib.metadata.version("graphrag")
+    except importlib.metadata.PackageNotFoundError:
+        graphrag = "not installed"
+    typer.echo(f"gtog {gtog.__version__} (graphrag {graphrag}, Python {platform.python_version()})")
+    raise typer.Exit()
+
+
+_top = typer.Typer(
+    cls=_LazyGroup, help=HELP, rich_markup_mode=None, add_completion=False, no_args_is_help=True
+)
+
+
+@_top.callback()
+def _gtog(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Show gtog's, graphrag's and Python's versions and exit.",
+        ),
+    ] = False,
+) -> None:
+    """gtog's top level: only --version; each command loads when it runs."""
+
+
+cli = typer.main.get_command(_top)
 
 
 def main() -> None:

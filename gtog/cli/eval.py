@@ -164,8 +164,8 @@ def eval_command(
         bool,
         typer.Option(
             "--force",
-            help="Start over in a folder with results (old files kept as *.bak), or resume "
-            "despite a changed spec.",
+            help="Start over in a folder with results (old files kept as *.bak); with "
+            "--resume, continue after a change: what it changed is run or judged again.",
         ),
     ] = False,
     retry_errors: Annotated[
@@ -209,7 +209,7 @@ def eval_command(
         typer.Option(
             "--local",
             help="Start the bundled local model server and use it for every model of the "
-            "run (needs gtog\\[local]).",
+            "run (needs gtog[local]).",
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
@@ -295,14 +295,18 @@ def eval_command(
         raise typer.Exit(code)
 
 
-@eval_app.command("report")
+@eval_app.command("report", short_help="Write a run's report.html and CSV (also mid-run).")
 def report_command(
     output_dir: Annotated[
         Path,
         typer.Argument(help="A gtog eval output folder (finished, still running or interrupted)."),
     ],
 ) -> None:
-    """Write OUTPUT_DIR/report.html and eval_results.csv from a run's results or checkpoint."""
+    """Write a run's report.html and CSV (also mid-run, from its checkpoint).
+
+    OUTPUT_DIR/report.html and eval_results.csv are written from the run's results, or
+    rebuilt from its checkpoint while it runs or after it was interrupted.
+    """
     from gtog.errors import InputError
     from gtog.eval.report.publish import write_report
 
@@ -314,7 +318,7 @@ def report_command(
         err.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False, markup=False)
 
 
-@eval_app.command("merge")
+@eval_app.command("merge", short_help="Merge the shards of a sharded run.")
 def merge_command(
     out: Annotated[Path, typer.Argument(help="Folder for the merged run (must hold no results).")],
     dirs: Annotated[
@@ -324,7 +328,10 @@ def merge_command(
         bool, typer.Option("--partial", help="Merge even if a shard has pairs still to run.")
     ] = False,
 ) -> None:
-    """Merge `gtog eval --shard` outputs: checks they share one spec and cover every pair once."""
+    """Merge the shards of a `gtog eval --shard` run into one output.
+
+    The shards must share one spec and cover every (question, method) pair once.
+    """
     from gtog.errors import InputError
     from gtog.eval.results.table import print_summary
     from gtog.eval.run.merge import merge_runs

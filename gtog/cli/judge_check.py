@@ -90,7 +90,7 @@ def judge_check_command(
     local: Annotated[
         bool,
         typer.Option(
-            "--local", help="Start the bundled local model server for the judge (gtog\\[local])."
+            "--local", help="Start the bundled local model server for the judge (gtog[local])."
         ),
     ] = False,
 ) -> None:

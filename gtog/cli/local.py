@@ -15,7 +15,7 @@ __all__ = ["local_model", "register"]
 local_model = typer.Typer(
     name="local-model",
     help="Local OpenAI-compatible model server for the offline demo mode "
-    "(Qwen2.5-Coder-1.5B chat + MiniLM embeddings, CPU only; needs gtog\\[local]).",
+    "(Qwen2.5-Coder-1.5B chat + MiniLM embeddings, CPU only; needs gtog[local]).",
     no_args_is_help=True,
 )
 
@@ -72,7 +72,7 @@ def check(
         bool, typer.Option(help="Also start the server and run one chat and one embedding request.")
     ] = False,
 ) -> None:
-    """Report whether the gtog\\[local] extra and the model weights are usable."""
+    """Report whether the gtog[local] extra and the model weights are usable."""
     from gtog.local import LocalExtraMissingError, WeightsError, missing_packages
     from gtog.local.weights import assemble_chat_weights, cache_dir, embedding_files
 

