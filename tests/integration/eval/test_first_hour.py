@@ -61,6 +61,7 @@ def test_the_bundled_example_without_a_server_suggests_local(tmp_path: Path) -> 
     assert result.returncode == 2
     [line] = lines(result)
     assert "cannot be reached" in line and "--local" in line
+    assert not (tmp_path / "out").exists()  # refused before any work: nothing left behind
     query = gtog("query", "--root", str(REPO / "eval/indexes/lighthouse"), "-m", "basic", "Who?")
     assert query.returncode == 2 and "--local" in query.stderr and len(lines(query)) == 1
 

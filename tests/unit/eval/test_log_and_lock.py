@@ -111,3 +111,16 @@ def test_a_live_lock_refuses_and_a_killed_holders_lock_is_taken_over(tmp_path: P
         holder.wait()
     with OutputLock(tmp_path) as lock:  # the dead holder's lock is taken over
         assert f"pid {os.getpid()}" in lock.path.read_text()
+
+
+def test_a_released_lock_leaves_no_file_and_no_folder_it_made(tmp_path: Path) -> None:
+    out = tmp_path / "eval" / "results"
+    with OutputLock(out) as lock:
+        assert lock.path.is_file()
+    assert not (tmp_path / "eval").exists()  # a run refused before any work leaves nothing
+    out.mkdir(parents=True)
+    with OutputLock(out) as lock:
+        (out / "eval_checkpoint.jsonl").write_text("{}\n")
+    assert sorted(p.name for p in out.iterdir()) == ["eval_checkpoint.jsonl"]
+    with OutputLock(out), pytest.raises(InputError, match="another gtog eval is running"):
+        OutputLock(out).acquire()  # one holder at a time, also after a release and re-take
