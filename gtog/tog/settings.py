@@ -16,6 +16,7 @@ __all__ = [
     "ToGPromptFiles",
     "ToGSettings",
     "load_tog_settings",
+    "spec_settings",
     "validate_tog_overrides",
 ]
 
@@ -111,6 +112,25 @@ class ToGSettings(BaseModel):
             return 2 * d + 1
         per_depth = n if self.pruning == "edges" else 2 * n
         return per_depth * d + d + 1
+
+
+def spec_settings(settings: ToGSettings, prompts: dict[str, str]) -> dict[str, Any]:
+    """The settings as a run's spec records them, and the hash of the variant's prompts.
+
+    The variant keys (`pruning`, `text_guided`, `min_relevance`, `text_unit_max_tokens`)
+    are recorded where they act: none for the paper's ToG, so its spec is what it was
+    before they existed; `min_relevance` for either new variant, the token budget with
+    `text_guided`. Only the prompts of the variant's stages are hashed.
+    """
+    from gtog.hashing import stable_hash
+
+    drop = {"prompts", "pruning", "text_guided", "min_relevance", "text_unit_max_tokens"}
+    if settings.graded:
+        drop -= {"pruning", "text_guided", "min_relevance"}
+    if settings.text_guided:
+        drop.discard("text_unit_max_tokens")
+    used = {name: text for name, text in prompts.items() if name in settings.stages}
+    return {"tog_search": settings.model_dump(exclude=drop), "prompts": stable_hash(used)}
 
 
 def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -66,15 +66,27 @@ class VectorLookup:
         return bool(self._vectors) or self._store is not None
 
     @classmethod
-    def from_store(cls, name: str, store: VectorStore | None) -> VectorLookup:
-        """The lookup of `store` (None, or a LanceDB store without the table: no vectors)."""
-        from gtog.search.vectors import MemoryVectors, in_memory
+    def from_store(
+        cls, name: str, store: VectorStore | None, max_bytes: int | None = None
+    ) -> VectorLookup:
+        """The lookup of `store` (None, or a LanceDB store without the table: no vectors).
+
+        A LanceDB table of at most `max_bytes` of vectors (default `MAX_BYTES`) is read
+        into memory now; a bigger one is asked per id.
+        """
+        from gtog.search.vectors import MAX_BYTES, MemoryVectors, in_memory
 
         if store is None:
             return cls(name, reason=f"no {name} vector store")
-        if getattr(store, "document_collection", True) is None:
+        from graphrag_vectors.lancedb import LanceDBVectorStore
+
+        if (
+            isinstance(store, LanceDBVectorStore)
+            and getattr(store, "document_collection", None) is None
+        ):
             return cls(name, reason=f"no {name} table in the vector store")
-        memory = in_memory(store) if not isinstance(store, MemoryVectors) else store
+        limit = MAX_BYTES if max_bytes is None else max_bytes
+        memory = store if isinstance(store, MemoryVectors) else in_memory(store, limit)
         if isinstance(memory, MemoryVectors):
             ids, matrix = memory.vector_rows()
             vectors = {}
