@@ -5,7 +5,7 @@ The scripted model is deliberately simple and deterministic:
 - pruning: each numbered candidate scored by how many content words it shares with the
   question (plus a small bonus for `keywords`), top `width` kept, scores summing to 1;
 - edge pruning (absolute scores): each candidate's share of the question's content words
-  (plus the bonus), every candidate above 0 listed;
+  that its path does not already cover (plus the bonus), every candidate above 0 listed;
 - reasoning: sufficient when a fact's evidence names are in the knowledge paths;
 - answer: the fact's answer when its evidence is in the evidence text, else "I do not know."
 """
@@ -129,13 +129,17 @@ def _edge_reply(keywords: Iterable[str]):
 
     def reply(request: ChatRequest) -> str:
         question = _words(question_of(request))
-        scored = []
-        for i, line in enumerate(candidate_lines(request), start=1):
-            words = _words(line.split("] ", 1)[1])
-            hits = len(question & words) + 0.5 * len(bonus & words)
-            score = min(1.0, hits / max(len(question), 1))
-            if score > 0:
-                scored.append({"id": i, "score": round(score, 4)})
+        scored, open_words = [], question
+        for line in request.last_user.splitlines():
+            if line.startswith("Path "):  # what the path already covers is not asked again
+                open_words = question - _words(line.split(": ", 1)[-1])
+            elif re.match(r"^\[\d+\] ", line):
+                number, text = line[1:].split("] ", 1)
+                words = _words(text)
+                hits = len(open_words & words) + 0.5 * len(bonus & words)
+                score = min(1.0, hits / max(len(open_words), 1))
+                if score > 0:
+                    scored.append({"id": int(number), "score": round(score, 4)})
         return json.dumps({"edges": scored})
 
     return reply

@@ -15,13 +15,8 @@ from typer.testing import CliRunner
 from gtog.eval.scoring.lexical import evidence_recall
 from gtog.project import load_project
 from gtog.search import build_engine, method_entry
-from gtog.tog import ToGSettings, get_tog_search_engine
-from tests.integration.tog.chain import (
-    CHAIN_FACT,
-    load_chain_config,
-    read_chain,
-    write_chain_project,
-)
+from gtog.tog import ToGSettings
+from tests.integration.tog.chain import CHAIN_FACT, chain_engine, write_chain_project
 from tests.support.projects import STORIES
 from tests.support.scripted_server import ScriptedServer
 from tests.support.tog_rules import garbage_edge_rules, multihop_facts, multihop_items, tog_rules
@@ -146,18 +141,9 @@ async def test_chain_without_vector_stores_degrades_and_garbage_falls_back(
 ) -> None:
     llm_server.rules[0:0] = tog_rules([CHAIN_FACT])
     root = write_chain_project(tmp_path, llm_server.base_url)
-    tables = read_chain(root)
 
     def engine(**settings: object):
-        return get_tog_search_engine(
-            load_chain_config(root),
-            tables["entities"],
-            tables["relationships"],
-            tables["text_units"],
-            None,
-            settings=ToGSettings(width=2, depth=3, **settings),  # type: ignore[arg-type]
-            root=root,
-        )
+        return chain_engine(root, width=2, depth=3, **settings)
 
     result = await engine(text_guided=True).search(CHAIN_FACT.question)
     assert result.response == "Corvin Hale bought it."
