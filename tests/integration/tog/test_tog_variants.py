@@ -160,3 +160,37 @@ async def test_chain_without_vector_stores_degrades_and_garbage_falls_back(
     first = result.context_data["exploration"].iloc[0]
     assert first["relation_fallback"] and first["reached"] == "ELNA VOSS, MARIGOLD"  # by weight
     assert result.llm_calls <= 2 * 3 + 3 + 1
+
+
+async def test_python_api_opens_the_text_unit_store(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path]
+) -> None:
+    import os
+
+    from graphrag.config.load_config import load_config
+
+    from gtog.tog import tog_search
+
+    root = example_indexes["orchard"]
+    items = _items(root, "orchard")
+    llm_server.rules[0:0] = tog_rules(multihop_facts(items))
+    cwd = os.getcwd()
+    try:
+        config = load_config(root_dir=root)
+        out = root / "output"
+        _, context = await tog_search(
+            config,
+            pd.read_parquet(out / "entities.parquet"),
+            pd.read_parquet(out / "relationships.parquet"),
+            pd.read_parquet(out / "text_units.parquet"),
+            str(items[0]["question"]),
+            settings=ToGSettings(text_guided=True),
+            root=root,
+        )
+    finally:
+        os.chdir(cwd)
+    usage = context["usage"].set_index("stage")
+    assert list(usage.index) == ["entity_linking", "edge_pruning", "reasoning", "answer"]
+    assert int(usage["llm_calls"].sum()) == len(llm_server.chat_log()) <= 7
+    assert set(context["exploration"]["text_source"]) == {"text_units"}
+    assert context["text_units"]["used"].any()
