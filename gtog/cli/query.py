@@ -99,9 +99,9 @@ def _print_tog_status(context: dict[str, Any]) -> None:
     )
     for row in context["paths"].itertuples(index=False):
         print(f"path {row.id} (score {row.score:.4f}): {row.path}")
-    rule = status.get("llm_call_bound_rule")
-    variant = f" -- {status['variant']}: at most {rule}" if rule else ""
-    print(f"-- LLM calls {status['llm_calls']} (bound {status['llm_call_bound']}){variant}:")
+    if status.get("llm_call_bound_rule"):
+        print(f"-- variant {status['variant']}: at most {status['llm_call_bound_rule']} LLM calls")
+    print(f"-- LLM calls {status['llm_calls']} (bound {status['llm_call_bound']}):")
 
 
 def _print_stage(stage: str, calls: int, prompt_tokens: int, output_tokens: int) -> None:

@@ -132,7 +132,8 @@ def test_cli_query_prints_the_variants_bound(
     args = ["query", "--root", str(root), "--method", "tog", "--verbose"]
     result = CliRunner().invoke(app, [*args, "Who is Edda Lorne's apprentice?"])
     assert result.exit_code == 0, result.output
-    assert "(bound 13) -- edges: at most N·D + D + 1" in result.output
+    assert "-- variant edges: at most N·D + D + 1 LLM calls\n" in result.output
+    assert "(bound 13):" in result.output
     assert "edge_pruning" in result.output and "entity_pruning" not in result.output
 
 
