@@ -26,6 +26,8 @@ tog_search:  # Think-on-Graph (gtog query --method tog); paper defaults
   max_candidates: {d.max_candidates}  # edges per entity shown to the LLM, highest weight first
   use_text_units: {str(d.use_text_units).lower()}  # add cited text units to the answer evidence
   max_text_units: {d.max_text_units}
+  pruning: {d.pruning}  # paper | edges: one edge-scoring call per path, at most N*D + D + 1 calls
+  text_guided: {str(d.text_guided).lower()}  # true: entities pruned by text units; 2*D + 1 calls
   response_type: {d.response_type}
   # completion_model_id: default_completion_model  # default: local_search's model
   # embedding_model_id: default_embedding_model    # default: local_search's model

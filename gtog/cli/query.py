@@ -99,6 +99,8 @@ def _print_tog_status(context: dict[str, Any]) -> None:
     )
     for row in context["paths"].itertuples(index=False):
         print(f"path {row.id} (score {row.score:.4f}): {row.path}")
+    if status.get("llm_call_bound_rule"):
+        print(f"-- variant {status['variant']}: at most {status['llm_call_bound_rule']} LLM calls")
     print(f"-- LLM calls {status['llm_calls']} (bound {status['llm_call_bound']}):")
 
 

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -172,6 +173,9 @@ async def build_tog(project: Project, options: dict[str, Any]) -> SearchEngine:
             exc_info=True,
         )
         store = None
+    units = None
+    if settings.text_guided:  # read in a worker thread: the event loop never waits on disk
+        units = await asyncio.to_thread(_text_unit_store, project)
     return get_tog_search_engine(
         config=project.config,
         entities=await project.require("entities"),
@@ -180,7 +184,24 @@ async def build_tog(project: Project, options: dict[str, Any]) -> SearchEngine:
         description_embedding_store=store,
         settings=settings,
         root=project.root,
+        text_unit_embedding_store=units,
     )
+
+
+def _text_unit_store(project: Project) -> Any:
+    """The index's text-unit vectors (in memory when small), or None: ToG's `text_guided`
+    then ranks by entity descriptions (see `gtog.tog.ranking`)."""
+    from graphrag.config.embeddings import text_unit_text_embedding
+
+    try:
+        return in_memory(project.vector_store(text_unit_text_embedding))
+    except Exception:
+        logging.getLogger(__name__).warning(
+            "%s: no text-unit embedding store; text-guided ToG ranks by entity descriptions",
+            project.root,
+            exc_info=True,
+        )
+        return None
 
 
 async def build_global(project: Project, options: dict[str, Any]) -> SearchEngine:

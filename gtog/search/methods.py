@@ -160,15 +160,14 @@ _LEVEL = frozenset({"community_level"})
 
 
 def _tog_settings(project: Project, options: dict[str, Any]) -> dict[str, Any]:
-    from gtog.tog.settings import load_tog_settings
+    from gtog.tog.settings import load_tog_settings, spec_settings
     from gtog.tog.templates import load_prompts
 
     c = project.config
     tog = load_tog_settings(project.root, options.get("tog_search") or None)
     prompts = load_prompts(tog, project.root)
     return {
-        "tog_search": tog.model_dump(exclude={"prompts"}),
-        "prompts": stable_hash(prompts.__dict__),
+        **spec_settings(tog, prompts.__dict__),
         "completion": model_spec(
             project, tog.completion_model_id or c.local_search.completion_model_id, True
         ),

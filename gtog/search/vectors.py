@@ -80,6 +80,10 @@ class MemoryVectors(VectorStore):
             )
         return out
 
+    def vector_rows(self) -> tuple[list[str], np.ndarray]:
+        """The copy's document ids and their vectors (one float32 row each, table order)."""
+        return [str(row[self.inner.id_field]) for row in self._rows], self._matrix
+
     def connect(self) -> None:
         """The wrapped store's."""
         self.inner.connect()

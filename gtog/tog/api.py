@@ -6,18 +6,28 @@ import logging
 from pathlib import Path
 
 import pandas as pd
-from graphrag.config.embeddings import entity_description_embedding
+from graphrag.config.embeddings import entity_description_embedding, text_unit_text_embedding
 from graphrag.config.models.graph_rag_config import GraphRagConfig
 from graphrag.logger.standard_logging import init_loggers
-from graphrag.utils.api import get_embedding_store
 from graphrag_vectors import VectorStore
 
 from gtog.tog.factory import get_tog_search_engine
-from gtog.tog.settings import ToGSettings
+from gtog.tog.settings import ToGSettings, load_tog_settings
 
 __all__ = ["tog_search"]
 
 logger = logging.getLogger(__name__)
+
+
+def _open_store(config: GraphRagConfig, root: Path | None, name: str) -> VectorStore | None:
+    """One of the project's embedding stores (through `Project.vector_store`), or None."""
+    from gtog.project import Project
+
+    try:
+        return Project(root=Path(root or Path.cwd()), config=config).vector_store(name)
+    except Exception:
+        logger.warning("ToG: no %s embedding store", name, exc_info=True)
+        return None
 
 
 async def tog_search(
@@ -28,6 +38,7 @@ async def tog_search(
     query: str,
     *,
     description_embedding_store: VectorStore | None = None,
+    text_unit_embedding_store: VectorStore | None = None,
     settings: ToGSettings | None = None,
     root: Path | None = None,
     verbose: bool = False,
@@ -35,17 +46,18 @@ async def tog_search(
     """Answer `query` with Think-on-Graph; return the response and the context tables.
 
     Without `description_embedding_store` the project's entity-description store is
-    opened from `config.vector_store` (linking then works without it if that fails).
-    The usage split is in `context_data["usage"]` (one row per stage).
+    opened from `config.vector_store` (linking then works without it if that fails);
+    with `text_guided`, likewise the text-unit store (the variant then falls back as
+    documented in `gtog.tog.ranking`). The usage split is in `context_data["usage"]`
+    (one row per stage of the variant).
     """
     init_loggers(config=config, verbose=verbose, filename="query.log")
+    if settings is None:
+        settings = load_tog_settings(root) if root is not None else ToGSettings()
     if description_embedding_store is None:
-        try:
-            description_embedding_store = get_embedding_store(
-                config.vector_store, entity_description_embedding
-            )
-        except Exception:
-            logger.warning("ToG: no entity-description embedding store", exc_info=True)
+        description_embedding_store = _open_store(config, root, entity_description_embedding)
+    if text_unit_embedding_store is None and settings.text_guided:
+        text_unit_embedding_store = _open_store(config, root, text_unit_text_embedding)
     engine = get_tog_search_engine(
         config,
         entities,
@@ -54,6 +66,7 @@ async def tog_search(
         description_embedding_store,
         settings=settings,
         root=root,
+        text_unit_embedding_store=text_unit_embedding_store,
     )
     result = await engine.search(query)
     context = dict(result.context_data) if isinstance(result.context_data, dict) else {}

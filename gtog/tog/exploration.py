@@ -36,6 +36,9 @@ async def _expand(
             "reached": ", ".join(p.end for p in extended),
             "relation_fallback": "relation_pruning" in stages,
             "entity_fallback": "entity_pruning" in stages,
+            "ranked_by": "weight",
+            "text_source": "",
+            "finished": False,
         }
     )
     return extended

@@ -29,12 +29,14 @@ def get_tog_search_engine(
     description_embedding_store: VectorStore | None,
     settings: ToGSettings | None = None,
     root: Path | None = None,
+    text_unit_embedding_store: VectorStore | None = None,
 ) -> ToGSearch:
     """A ToG engine for one index (reusable across concurrent queries).
 
     `settings` default to the `tog_search` block of `root`'s settings.yaml (or the
     built-in defaults without `root`); prompt paths are relative to `root`. The models
-    default to `local_search`'s completion and embedding models.
+    default to `local_search`'s completion and embedding models. The text-unit store
+    (graphrag's `text_unit_text` embeddings) is used by `text_guided` only.
     """
     if settings is None:
         settings = load_tog_settings(root) if root is not None else ToGSettings()
@@ -42,7 +44,9 @@ def get_tog_search_engine(
         config, settings.completion_model_id or config.local_search.completion_model_id
     )
     embedder = None
-    if description_embedding_store is not None:
+    if description_embedding_store is not None or (
+        settings.graded and text_unit_embedding_store is not None
+    ):
         embedder = embedding_model_from_config(
             config, settings.embedding_model_id or config.local_search.embedding_model_id
         )
@@ -57,4 +61,5 @@ def get_tog_search_engine(
         text_embedder=embedder,
         settings=settings,
         prompts=load_prompts(settings, root),
+        text_unit_embedding_store=text_unit_embedding_store,
     )

@@ -72,10 +72,11 @@ class KnowledgeGraph:
             self._by_norm[normalise_name(title)].append(title)
 
     def candidate_edges(
-        self, title: str, used: set[str], visited: set[str], cap: int
+        self, title: str, used: set[str], visited: set[str], cap: int | None
     ) -> list[Edge]:
         """Edges of `title` in both directions, except `used` relationship ids and edges
-        back to `visited` entities; highest weight first (ties: rank, id), at most `cap`.
+        back to `visited` entities; highest weight first (ties: rank, id), at most `cap`
+        (None: all).
         """
         edges = [
             e

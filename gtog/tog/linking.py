@@ -59,7 +59,9 @@ async def link_topic_entities(
 
     Order of resort: the LLM's mentions matched to titles (exact, normalised, unique word
     match, fuzzy); titles written in the question; nearest entity descriptions in the
-    embedding store. A reply that cannot be parsed counts as an `entity_linking` fallback.
+    embedding store (to the mentions' embedding; in the graphrag-fitted variants to the
+    question's, which they fetch anyway). A reply that cannot be parsed counts as an
+    `entity_linking` fallback.
     """
     width = run.settings.width
     reply = await run.ask("entity_linking", Mentions)
@@ -74,10 +76,19 @@ async def link_topic_entities(
     if titles:
         return Linking(titles[:width], "title_scan", mentions)
     if store is not None and embedder is not None:
-        text = "; ".join(mentions) or run.question
         try:
-            [vector] = await embedder.embed([text])
-            results = store.similarity_search_by_vector(vector, k=width, include_vectors=False)
+            if run.settings.graded:  # the question's own vector, fetched once for ranking too
+                vector = await run.question_vector()
+                results = (
+                    store.similarity_search_by_vector(
+                        vector.tolist(), k=width, include_vectors=False
+                    )
+                    if vector is not None
+                    else []
+                )
+            else:
+                [vector] = await embedder.embed(["; ".join(mentions) or run.question])
+                results = store.similarity_search_by_vector(vector, k=width, include_vectors=False)
         except Exception:
             logger.warning("ToG entity linking: embedding search failed", exc_info=True)
             results = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
+from graphrag.data_model.text_unit import TextUnit
 
 from gtog.tog.graph import Edge, KnowledgeGraph
 
@@ -76,8 +77,10 @@ def evidence_tables(
     paths: list[ReasoningPath],
     *,
     text_units: int = 0,
+    sources: list[TextUnit] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """`paths`, `entities`, `relationships` (and `sources` when `text_units` > 0) tables."""
+    """`paths`, `entities`, `relationships` tables, and `sources`: the given text units,
+    else (when `text_units` > 0) the first `text_units` that the path relationships cite."""
     path_rows = [
         {
             "id": i,
@@ -128,7 +131,10 @@ def evidence_tables(
             rel_rows, columns=["id", "source", "target", "description", "weight"]
         ),
     }
-    if text_units > 0:
+    if sources is not None:
+        rows = [{"id": u.short_id or u.id, "text": u.text} for u in sources]
+        tables["sources"] = pd.DataFrame(rows, columns=["id", "text"])
+    elif text_units > 0:
         unit_ids: list[str] = []
         for rid in rel_ids:
             for uid in graph.relationships[rid].text_unit_ids or []:

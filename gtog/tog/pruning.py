@@ -9,6 +9,7 @@ Each fallback is recorded on the run and reported in `context_data["fallbacks"]`
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, model_validator
@@ -18,7 +19,17 @@ from gtog.tog.graph import Edge, KnowledgeGraph
 from gtog.tog.paths import ReasoningPath
 from gtog.tog.run import QueryRun
 
-__all__ = ["EntityScores", "RelationScores", "parse_scores", "prune_entities", "prune_relations"]
+__all__ = [
+    "EdgeScores",
+    "EntityScores",
+    "RelationScores",
+    "absolute_scores",
+    "parse_scores",
+    "prune_entities",
+    "prune_relations",
+    "scores_of",
+    "weight_order",
+]
 
 
 class _Scores(BaseModel):
@@ -48,7 +59,17 @@ class EntityScores(_Scores):
     key: str = "entities"
 
 
-_SCHEMAS: dict[str, type[_Scores]] = {"relations": RelationScores, "entities": EntityScores}
+class EdgeScores(_Scores):
+    """The edge-pruning reply (`pruning: edges`, `text_guided`): absolute scores."""
+
+    key: str = "edges"
+
+
+_SCHEMAS: dict[str, type[_Scores]] = {
+    "relations": RelationScores,
+    "entities": EntityScores,
+    "edges": EdgeScores,
+}
 
 
 def parse_scores(text: str, key: str, count: int) -> dict[int, float] | None:
@@ -61,24 +82,49 @@ def parse_scores(text: str, key: str, count: int) -> dict[int, float] | None:
     return scores_of(value, count) if value is not None else None
 
 
-def scores_of(reply: _Scores, count: int) -> dict[int, float] | None:
-    """The usable scores of a validated pruning reply (see `parse_scores`)."""
+def _entries(reply: _Scores, count: int) -> list[tuple[int, float] | None]:
+    """Each entry of a reply as (0-based index, score), or None where it cannot be read
+    (not an entry, no number, an id that was not shown)."""
     value = reply.scores
     items: list[tuple[object, object]] = []
     if isinstance(value, list):
-        items = [(v.get("id"), v.get("score")) for v in value if isinstance(v, dict)]
+        items = [(v.get("id"), v.get("score")) if isinstance(v, dict) else (v, None) for v in value]
     elif isinstance(value, dict):
         items = list(value.items())
-    scores: dict[int, float] = {}
+    entries: list[tuple[int, float] | None] = []
     for raw_id, raw_score in items:
         try:
             index = int(str(raw_id).strip().strip("[]")) - 1
             score = float(str(raw_score))
         except (TypeError, ValueError):
+            entries.append(None)
             continue
-        if 0 <= index < count and score > 0:
+        entries.append((index, score) if 0 <= index < count and math.isfinite(score) else None)
+    return entries
+
+
+def _positive(entries: list[tuple[int, float] | None]) -> dict[int, float]:
+    scores: dict[int, float] = {}
+    for entry in entries:
+        if entry is not None and entry[1] > 0:
+            index, score = entry
             scores[index] = max(scores.get(index, 0.0), min(score, 1.0))
-    return scores or None
+    return scores
+
+
+def scores_of(reply: _Scores, count: int) -> dict[int, float] | None:
+    """The usable scores of a validated pruning reply (see `parse_scores`)."""
+    return _positive(_entries(reply, count)) or None
+
+
+def absolute_scores(reply: _Scores, count: int) -> dict[int, float] | None:
+    """Scores of an absolute-scoring reply: like `scores_of`, but a reply that lists no
+    candidate, or scores the ones it lists 0, says "nothing here helps" (an empty mapping).
+    None only when the reply lists entries and none of them can be read."""
+    entries = _entries(reply, count)
+    if entries and all(e is None for e in entries):
+        return None
+    return _positive(entries)
 
 
 def _normalised(scores: dict[int, float]) -> dict[int, float]:
@@ -122,11 +168,19 @@ async def prune_relations(
     scores = scores_of(reply.value, len(edges)) if reply.value is not None else None
     if scores is None:
         run.fallback(depth, "relation_pruning", path.end, "unusable reply: weight order")
-        weights = {i: e.weight for i, e in enumerate(edges[:width])}
-        scores = weights if sum(weights.values()) > 0 else dict.fromkeys(weights, 1.0)
+        return weight_order(edges, width)
     top = sorted(scores, key=lambda i: (-scores[i], i))[:width]
     kept = _normalised({i: scores[i] for i in top})
     return [(edges[i], kept[i]) for i in top]
+
+
+def weight_order(edges: list[Edge], width: int) -> list[tuple[Edge, float]]:
+    """The fallback of an unusable pruning reply: the `width` highest-weight edges (ties:
+    rank, id), scored in proportion to their weights (uniformly when all weights are 0)."""
+    top = sorted(edges, key=lambda e: (-e.weight, -(e.relationship.rank or 0), e.relationship.id))
+    top = top[:width]
+    total = sum(e.weight for e in top)
+    return [(e, e.weight / total if total > 0 else 1 / len(top)) for e in top]
 
 
 async def prune_entities(

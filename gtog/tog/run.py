@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import numpy as np
 from pydantic import BaseModel
 
-from gtog.llm import ChatModel, ChatReply, JsonReply, UsageTally, ask_json
+from gtog.llm import ChatModel, ChatReply, EmbeddingModel, JsonReply, UsageTally, ask_json
 from gtog.tog.settings import ToGSettings
 from gtog.tog.templates import PROMPT_NAMES, ToGPrompts
 
@@ -15,8 +18,12 @@ __all__ = ["CATEGORIES", "Fallback", "QueryRun"]
 
 T = TypeVar("T", bound=BaseModel)
 
+logger = logging.getLogger(__name__)
+
 CATEGORIES = PROMPT_NAMES
-"""Usage categories: entity_linking, relation_pruning, entity_pruning, reasoning, answer."""
+"""Every usage category; a search reports those of its variant (`ToGSettings.stages`)."""
+
+_EXPLORING = ("relation_pruning", "entity_pruning", "edge_pruning")
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,43 @@ class QueryRun:
     tally: UsageTally = field(default_factory=UsageTally)
     fallbacks: list[Fallback] = field(default_factory=list)
     exploration: list[dict[str, Any]] = field(default_factory=list)
+    embedder: EmbeddingModel | None = None
+    question_error: str = ""
+    """Why the question has no vector (empty while it has one or was not asked for)."""
+    _vector: asyncio.Future[np.ndarray | None] | None = field(default=None, repr=False)
+
+    def start_question_vector(self) -> None:
+        """Start embedding the question (one embedding call per search, shared by linking
+        and ranking; it runs beside the linking call)."""
+        if self._vector is None:
+            self._vector = asyncio.ensure_future(self._embed_question())
+
+    async def question_vector(self) -> np.ndarray | None:
+        """The question's unit vector; None (with `question_error`) if it cannot be had."""
+        self.start_question_vector()
+        assert self._vector is not None
+        return await self._vector
+
+    async def _embed_question(self) -> np.ndarray | None:
+        from gtog.tog.similarity import unit_vector
+
+        if self.embedder is None:
+            self.question_error = "no embedding model"
+            return None
+        try:
+            [vector] = await self.embedder.embed([self.question])
+        except Exception as exc:  # ranking falls back; the search goes on
+            logger.warning("ToG: the question could not be embedded", exc_info=True)
+            self.question_error = f"embedding failed: {type(exc).__name__}"
+            return None
+        unit = unit_vector(vector)
+        if unit is None:
+            self.question_error = "the embedding model returned an unusable vector"
+        return unit
 
     def _sampling(self, stage: str) -> dict[str, Any]:
         s = self.settings
-        exploring = stage in ("relation_pruning", "entity_pruning")
+        exploring = stage in _EXPLORING
         return {
             "temperature": s.temperature_exploration if exploring else s.temperature_reasoning,
             "max_tokens": s.answer_max_tokens if stage == "answer" else s.pruning_max_tokens,

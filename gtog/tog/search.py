@@ -6,11 +6,16 @@ The graph walk is the context builder (`ToGContextBuilder`, a graphrag
 `stream_search()` yields the answer, and the `QueryCallbacks` graphrag's engines take get
 `on_context` and `on_llm_new_token`.
 
-Calls per question, at most 2·N·D + D + 1 (the paper's bound, entity linking included):
-1 entity linking; per depth at most one relation-pruning and one entity-pruning call per
-beam path (≤ N paths; a stage with a single candidate needs no call) and one reasoning
-call, except after depth D, where the check is skipped because the search answers
-either way; 1 answer. Embedding look-ups for linking are not LLM calls.
+Calls per question (entity linking included), by variant (`ToGSettings.max_llm_calls`):
+- `pruning: paper` (the paper's bound), at most 2·N·D + D + 1: 1 entity linking; per depth
+  at most one relation-pruning and one entity-pruning call per beam path (≤ N paths; a
+  stage with a single candidate needs no call) and one reasoning call, except after
+  depth D, where the check is skipped because the search answers either way; 1 answer.
+- `pruning: edges`, at most N·D + D + 1: one edge-pruning call per beam path instead of
+  the two (`gtog.tog.beam`, `gtog.tog.edges`).
+- `text_guided: true` (either pruning), at most 2·D + 1: one edge-pruning call per depth
+  for all beam paths; entities are pruned by their text units without a call.
+Embedding look-ups (linking, the question's vector) are not LLM calls.
 """
 
 from __future__ import annotations
@@ -29,13 +34,16 @@ from graphrag.query.structured_search.base import BaseSearch, SearchResult
 from graphrag_vectors import VectorStore
 
 from gtog.llm import ChatModel, EmbeddingModel
+from gtog.tog.beam import explore_graded
 from gtog.tog.exploration import explore_depth
 from gtog.tog.graph import KnowledgeGraph
 from gtog.tog.linking import link_topic_entities
 from gtog.tog.paths import ReasoningPath, evidence_tables, evidence_text
+from gtog.tog.ranking import QuestionRanker
 from gtog.tog.reasoning import NO_EVIDENCE, answer, is_sufficient
-from gtog.tog.run import CATEGORIES, QueryRun
+from gtog.tog.run import QueryRun
 from gtog.tog.settings import ToGSettings
+from gtog.tog.similarity import VectorLookup
 from gtog.tog.templates import ToGPrompts, load_prompts
 
 if TYPE_CHECKING:
@@ -52,6 +60,9 @@ _EXPLORATION_COLUMNS = [
     "reached",
     "relation_fallback",
     "entity_fallback",
+    "ranked_by",
+    "text_source",
+    "finished",
 ]
 
 
@@ -66,6 +77,7 @@ class ToGContextBuilder(GlobalContextBuilder):
         prompts: ToGPrompts,
         description_embedding_store: VectorStore | None = None,
         text_embedder: EmbeddingModel | None = None,
+        text_unit_embedding_store: VectorStore | None = None,
     ) -> None:
         self.model = model
         self.graph = graph
@@ -73,10 +85,20 @@ class ToGContextBuilder(GlobalContextBuilder):
         self.prompts = prompts
         self.description_embedding_store = description_embedding_store
         self.text_embedder = text_embedder
+        # the vectors are read (once, here) only by the variants that rank with them
+        self.ranker = QuestionRanker(
+            graph,
+            VectorLookup.from_store(
+                "entity_description", description_embedding_store if settings.graded else None
+            ),
+            VectorLookup.from_store(
+                "text_unit_text", text_unit_embedding_store if settings.text_guided else None
+            ),
+        )
 
     def new_run(self, query: str) -> QueryRun:
         """The per-question state of one search (usage, fallbacks, exploration log)."""
-        return QueryRun(query, self.model, self.settings, self.prompts)
+        return QueryRun(query, self.model, self.settings, self.prompts, embedder=self.text_embedder)
 
     async def build_context(
         self,
@@ -89,25 +111,36 @@ class ToGContextBuilder(GlobalContextBuilder):
         Pass `run=` (a `QueryRun`) to share usage and fallbacks with the caller.
         """
         run: QueryRun = kwargs.get("run") or self.new_run(query)
+        s = self.settings
+        if s.graded:
+            run.start_question_vector()
         linking = await link_topic_entities(
             run, self.graph, self.description_embedding_store, self.text_embedder
         )
         beam = [ReasoningPath(t) for t in linking.titles]
+        finished: list[ReasoningPath] = []
         depth_reached, stop = 0, "no_topic_entity"
         if beam:
             stop = "max_depth"
-            for depth in range(1, self.settings.depth + 1):
-                beam, grew = await explore_depth(run, self.graph, depth, beam)
+            for depth in range(1, s.depth + 1):
+                if s.graded:
+                    beam, done = await explore_graded(run, self.graph, self.ranker, depth, beam)
+                    finished.extend(done)
+                    grew = bool(beam)
+                else:
+                    beam, grew = await explore_depth(run, self.graph, depth, beam)
                 if not grew:
                     stop = "exhausted"
                     break
                 depth_reached = depth
-                if depth == self.settings.depth:
+                if depth == s.depth:
                     break
-                if await is_sufficient(run, depth, evidence_text(self._tables(beam, False))):
+                tables, _ = await self._evidence(run, [*beam, *finished], for_answer=False)
+                if await is_sufficient(run, depth, evidence_text(tables)):
                     stop = "sufficient"
                     break
-        tables = self._tables(beam, self.settings.use_text_units)
+        paths = self._ordered(beam, finished)
+        tables, units = await self._evidence(run, paths, for_answer=True)
         records = {
             **tables,
             "status": self.status(run, linking.titles, linking.method, depth_reached, stop),
@@ -116,24 +149,53 @@ class ToGContextBuilder(GlobalContextBuilder):
                 [f.__dict__ for f in run.fallbacks], columns=["depth", "stage", "entity", "reason"]
             ),
         }
+        if units is not None:
+            records["text_units"] = units
         tally = run.tally
         return ContextBuilderResult(
-            context_chunks=evidence_text(tables) if beam else NO_EVIDENCE,
+            context_chunks=evidence_text(tables) if paths else NO_EVIDENCE,
             context_records=records,
             llm_calls=tally.total_calls,
             prompt_tokens=tally.total_prompt_tokens,
             output_tokens=tally.total_output_tokens,
         )
 
-    def _tables(self, beam: list[ReasoningPath], with_sources: bool) -> dict[str, pd.DataFrame]:
-        units = self.settings.max_text_units if with_sources else 0
-        return evidence_tables(self.graph, beam, text_units=units)
+    def _ordered(
+        self, beam: list[ReasoningPath], finished: list[ReasoningPath]
+    ) -> list[ReasoningPath]:
+        """The evidence paths: the paper's final beam; in the graphrag-fitted variants the
+        beam and the finished paths, longest first (ties: higher score, then beam first)."""
+        if not self.settings.graded:
+            return beam
+        paths = [*beam, *finished]
+        order = sorted(range(len(paths)), key=lambda i: (-len(paths[i].hops), -paths[i].score, i))
+        return [paths[i] for i in order]
+
+    async def _evidence(
+        self, run: QueryRun, paths: list[ReasoningPath], for_answer: bool
+    ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame | None]:
+        """The evidence tables of `paths` and, with `text_guided`, the text units considered.
+
+        `text_guided`: the path entities' best-matching text units, for the sufficiency
+        check and the answer alike; else, with `use_text_units`, the text units the path
+        relationships cite, for the answer only.
+        """
+        s = self.settings
+        if s.text_guided:
+            titles = list(dict.fromkeys(t for p in paths for t in p.entities))
+            used, considered = await self.ranker.text_units(run, titles)
+            return evidence_tables(self.graph, paths, sources=used), considered
+        units = s.max_text_units if for_answer and s.use_text_units else 0
+        return evidence_tables(self.graph, paths, text_units=units), None
 
     def status(
         self, run: QueryRun, topics: list[str], method: str, depth: int, stop: str
     ) -> pd.DataFrame:
         """One row: topic entities, depth reached, stop reason, fallbacks, calls and bound."""
+        s = self.settings
+        stages = [c for c in s.stages if c != "answer"] + (["ranking"] if s.graded else [])
         row = {
+            "variant": s.variant,
             "topic_entities": ", ".join(topics),
             "linked_by": method,
             "depth_reached": depth,
@@ -143,9 +205,10 @@ class ToGContextBuilder(GlobalContextBuilder):
                 if stop == "no_topic_entity"
                 else ""
             ),
-            **{f"{c}_fallbacks": run.fallback_count(c) for c in CATEGORIES if c != "answer"},
+            **{f"{c}_fallbacks": run.fallback_count(c) for c in stages},
             "llm_calls": run.tally.total_calls,
-            "llm_call_bound": self.settings.max_llm_calls,
+            "llm_call_bound": s.max_llm_calls,
+            "llm_call_bound_rule": s.call_bound_rule,
         }
         return pd.DataFrame([row])
 
@@ -164,6 +227,7 @@ class ToGSearch(BaseSearch[ToGContextBuilder]):
         settings: ToGSettings | None = None,
         prompts: ToGPrompts | None = None,
         callbacks: list[QueryCallbacks] | None = None,
+        text_unit_embedding_store: VectorStore | None = None,
     ) -> None:
         settings = settings or ToGSettings()
         builder = ToGContextBuilder(
@@ -173,6 +237,7 @@ class ToGSearch(BaseSearch[ToGContextBuilder]):
             prompts or load_prompts(settings),
             description_embedding_store,
             text_embedder,
+            text_unit_embedding_store,
         )
         super().__init__(model=model, context_builder=builder, tokenizer=model.tokenizer)  # type: ignore[arg-type]
         self.chat = model
@@ -196,6 +261,7 @@ class ToGSearch(BaseSearch[ToGContextBuilder]):
             callback.on_llm_new_token(response)
         context.context_records["status"]["llm_calls"] = run.tally.total_calls
         tally = run.tally
+        stages = self.settings.stages
         return SearchResult(
             response=response,
             context_data=context.context_records,
@@ -204,9 +270,9 @@ class ToGSearch(BaseSearch[ToGContextBuilder]):
             llm_calls=tally.total_calls,
             prompt_tokens=tally.total_prompt_tokens,
             output_tokens=tally.total_output_tokens,
-            llm_calls_categories={c: tally.llm_calls.get(c, 0) for c in CATEGORIES},
-            prompt_tokens_categories={c: tally.prompt_tokens.get(c, 0) for c in CATEGORIES},
-            output_tokens_categories={c: tally.output_tokens.get(c, 0) for c in CATEGORIES},
+            llm_calls_categories={c: tally.llm_calls.get(c, 0) for c in stages},
+            prompt_tokens_categories={c: tally.prompt_tokens.get(c, 0) for c in stages},
+            output_tokens_categories={c: tally.output_tokens.get(c, 0) for c in stages},
         )
 
     async def stream_search(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -16,6 +16,7 @@ __all__ = [
     "ToGPromptFiles",
     "ToGSettings",
     "load_tog_settings",
+    "spec_settings",
     "validate_tog_overrides",
 ]
 
@@ -28,6 +29,7 @@ class ToGPromptFiles(BaseModel):
     entity_linking: str | None = None
     relation_pruning: str | None = None
     entity_pruning: str | None = None
+    edge_pruning: str | None = None
     reasoning: str | None = None
     answer: str | None = None
 
@@ -63,12 +65,72 @@ class ToGSettings(BaseModel):
     """A completion model id of settings.yaml; None = the local_search model."""
     embedding_model_id: str | None = None
     """An embedding model id of settings.yaml; None = the local_search embedding model."""
+    pruning: Literal["paper", "edges"] = "paper"
+    """`paper`: a relation-pruning then an entity-pruning call per beam path (the paper's);
+    `edges`: one call per beam path scores candidate edges with the entities they reach."""
+    text_guided: bool = False
+    """Prune reached entities by how well their text units match the question (no LLM
+    call), score the candidates of all beam paths in one call per depth, and show the
+    best-matching text units to the sufficiency check and the answer (after ToG-2)."""
+    min_relevance: float = Field(default=0.1, ge=0.0, le=1.0)
+    """`edges` / `text_guided`: candidates the LLM scores below this are not followed."""
+    text_unit_max_tokens: int = Field(default=2000, ge=1)
+    """`text_guided`: token budget of the text units in the evidence (with max_text_units)."""
     prompts: ToGPromptFiles = Field(default_factory=ToGPromptFiles)
 
     @property
+    def graded(self) -> bool:
+        """True for the graphrag-fitted variants (absolute scores, question pre-ranking)."""
+        return self.pruning == "edges" or self.text_guided
+
+    @property
+    def variant(self) -> str:
+        """`paper`, `edges`, `paper+text` or `edges+text`."""
+        return self.pruning + ("+text" if self.text_guided else "")
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The LLM stages (usage categories) of this variant, in call order."""
+        pruning = ("relation_pruning", "entity_pruning") if not self.graded else ("edge_pruning",)
+        return ("entity_linking", *pruning, "reasoning", "answer")
+
+    @property
+    def call_bound_rule(self) -> str:
+        """The formula of `max_llm_calls` for this variant."""
+        if self.text_guided:
+            return "2·D + 1"
+        return "N·D + D + 1" if self.pruning == "edges" else "2·N·D + D + 1"
+
+    @property
     def max_llm_calls(self) -> int:
-        """The guaranteed bound on LLM calls per question: 2·N·D + D + 1."""
-        return 2 * self.width * self.depth + self.depth + 1
+        """The guaranteed bound on LLM calls per question (linking and answer included).
+
+        paper: 2·N·D + D + 1; edges: N·D + D + 1; text_guided (either pruning): 2·D + 1.
+        """
+        n, d = self.width, self.depth
+        if self.text_guided:
+            return 2 * d + 1
+        per_depth = n if self.pruning == "edges" else 2 * n
+        return per_depth * d + d + 1
+
+
+def spec_settings(settings: ToGSettings, prompts: dict[str, str]) -> dict[str, Any]:
+    """The settings as a run's spec records them, and the hash of the variant's prompts.
+
+    The variant keys (`pruning`, `text_guided`, `min_relevance`, `text_unit_max_tokens`)
+    are recorded where they act: none for the paper's ToG, so its spec is what it was
+    before they existed; `min_relevance` for either new variant, the token budget with
+    `text_guided`. Only the prompts of the variant's stages are hashed.
+    """
+    from gtog.hashing import stable_hash
+
+    drop = {"prompts", "pruning", "text_guided", "min_relevance", "text_unit_max_tokens"}
+    if settings.graded:
+        drop -= {"pruning", "text_guided", "min_relevance"}
+    if settings.text_guided:
+        drop.discard("text_unit_max_tokens")
+    used = {name: text for name, text in prompts.items() if name in settings.stages}
+    return {"tog_search": settings.model_dump(exclude=drop), "prompts": stable_hash(used)}
 
 
 def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -19,8 +19,16 @@ __all__ = [
     "write_default_prompts",
 ]
 
-PROMPT_NAMES = ("entity_linking", "relation_pruning", "entity_pruning", "reasoning", "answer")
-"""One prompt per ToG stage (also the usage categories)."""
+PROMPT_NAMES = (
+    "entity_linking",
+    "relation_pruning",
+    "entity_pruning",
+    "edge_pruning",
+    "reasoning",
+    "answer",
+)
+"""One prompt per ToG stage (also the usage categories); `edge_pruning` serves the
+`pruning: edges` and `text_guided` variants, the two before it the paper's."""
 
 
 def default_prompt(name: str) -> str:
@@ -37,11 +45,12 @@ def project_prompt_file(name: str) -> str:
 
 @dataclass(frozen=True)
 class ToGPrompts:
-    """The five stage templates; placeholders are `$question`, `$evidence`, ...."""
+    """The stage templates; placeholders are `$question`, `$evidence`, ...."""
 
     entity_linking: str
     relation_pruning: str
     entity_pruning: str
+    edge_pruning: str
     reasoning: str
     answer: str
 

@@ -9,6 +9,7 @@ import pandas as pd
 from graphrag.config.load_config import load_config
 from graphrag.config.models.graph_rag_config import GraphRagConfig
 
+from gtog.tog import ToGSearch, ToGSettings, get_tog_search_engine
 from tests.support.projects import SETTINGS
 from tests.support.world import Fact
 
@@ -16,6 +17,7 @@ __all__ = [
     "CHAIN_ENTITIES",
     "CHAIN_FACT",
     "CHAIN_RELATIONSHIPS",
+    "chain_engine",
     "load_chain_config",
     "read_chain",
     "write_chain_project",
@@ -128,3 +130,17 @@ def load_chain_config(root: Path) -> GraphRagConfig:
         return load_config(root_dir=root)
     finally:
         os.chdir(cwd)
+
+
+def chain_engine(root: Path, **settings: object) -> ToGSearch:
+    """A ToG engine over the chain project (no vector store) with `settings`."""
+    tables = read_chain(root)
+    return get_tog_search_engine(
+        load_chain_config(root),
+        tables["entities"],
+        tables["relationships"],
+        tables["text_units"],
+        None,
+        settings=ToGSettings(**settings),  # type: ignore[arg-type]
+        root=root,
+    )

@@ -8,14 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gtog.tog import ToGSearch, ToGSettings, get_tog_search_engine
 from gtog.tog.reasoning import NO_EVIDENCE
-from tests.integration.tog.chain import (
-    CHAIN_FACT,
-    load_chain_config,
-    read_chain,
-    write_chain_project,
-)
+from tests.integration.tog.chain import CHAIN_FACT, chain_engine, write_chain_project
 from tests.support.scripted_server import Rule, ScriptedServer
 from tests.support.tog_rules import TOG_MARKERS, garbage_pruning_rules, tog_rules
 
@@ -29,19 +23,6 @@ def server(llm_server: ScriptedServer) -> ScriptedServer:
     """The session server answering ToG prompts about the chain graph."""
     llm_server.rules[0:0] = tog_rules([CHAIN_FACT])
     return llm_server
-
-
-def _engine(root: Path, **settings: object) -> ToGSearch:
-    tables = read_chain(root)
-    return get_tog_search_engine(
-        load_chain_config(root),
-        tables["entities"],
-        tables["relationships"],
-        tables["text_units"],
-        None,
-        settings=ToGSettings(**settings),  # type: ignore[arg-type]
-        root=root,
-    )
 
 
 def _explored(result) -> dict[int, list[str]]:
@@ -67,7 +48,7 @@ def _server_split(server: ScriptedServer) -> dict[str, tuple[int, int, int]]:
 
 async def test_chain_walk_stops_early_at_depth_two(server: ScriptedServer, tmp_path: Path) -> None:
     root = write_chain_project(tmp_path, server.base_url)
-    engine = _engine(root, width=2, depth=3)
+    engine = chain_engine(root, width=2, depth=3)
     result = await engine.search(CHAIN_FACT.question)
 
     assert _explored(result) == {1: ["ALDER VOSS"], 2: ["BRIGHTWATER MILL", "ELNA VOSS"]}
@@ -91,7 +72,7 @@ async def test_chain_walk_stops_early_at_depth_two(server: ScriptedServer, tmp_p
 
 async def test_usage_equals_what_the_server_saw(server: ScriptedServer, tmp_path: Path) -> None:
     root = write_chain_project(tmp_path, server.base_url)
-    result = await _engine(root, width=2, depth=3).search(CHAIN_FACT.question)
+    result = await chain_engine(root, width=2, depth=3).search(CHAIN_FACT.question)
 
     log = server.chat_log()
     assert result.llm_calls == len(log) == 8
@@ -119,7 +100,8 @@ async def test_context_text_is_exactly_the_answer_evidence(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
     root = write_chain_project(tmp_path, server.base_url)
-    result = await _engine(root, width=2, depth=3, use_text_units=True).search(CHAIN_FACT.question)
+    engine = chain_engine(root, width=2, depth=3, use_text_units=True)
+    result = await engine.search(CHAIN_FACT.question)
 
     answer_prompt = next(e.prompt for e in server.chat_log() if e.rule == "tog:answer")
     assert f"Evidence:\n{result.context_text}\n\nQuestion:" in answer_prompt
@@ -138,7 +120,7 @@ async def test_max_depth_answers_without_a_last_reasoning_call(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
     root = write_chain_project(tmp_path, server.base_url)
-    result = await _engine(root, width=2, depth=1).search(CHAIN_FACT.question)
+    result = await chain_engine(root, width=2, depth=1).search(CHAIN_FACT.question)
 
     assert _explored(result) == {1: ["ALDER VOSS"]}
     assert (_status(result)["depth_reached"], _status(result)["stop_reason"]) == (1, "max_depth")
@@ -152,7 +134,7 @@ async def test_garbage_pruning_replies_fall_back_to_weight_order(
 ) -> None:
     server.rules[0:0] = garbage_pruning_rules()
     root = write_chain_project(tmp_path, server.base_url)
-    result = await _engine(root, width=2, depth=3).search(CHAIN_FACT.question)
+    result = await chain_engine(root, width=2, depth=3).search(CHAIN_FACT.question)
 
     # relation fallback keeps the two heaviest edges (married 9, sailed 7)
     assert list(result.context_data["paths"]["entities"]) == [
@@ -178,7 +160,7 @@ async def test_garbage_reasoning_reply_keeps_exploring(
         0, Rule("tog:reasoning", lambda r: TOG_MARKERS["reasoning"] in r.prompt, lambda r: "???")
     )
     root = write_chain_project(tmp_path, server.base_url)
-    result = await _engine(root, width=2, depth=3).search(CHAIN_FACT.question)
+    result = await chain_engine(root, width=2, depth=3).search(CHAIN_FACT.question)
 
     status = _status(result)
     assert status["reasoning_fallbacks"] == 2
@@ -190,7 +172,7 @@ async def test_no_topic_entity_answers_without_paths(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
     root = write_chain_project(tmp_path, server.base_url)
-    result = await _engine(root).search("Who painted the Silent Harbour?")
+    result = await chain_engine(root).search("Who painted the Silent Harbour?")
 
     status = _status(result)
     assert (status["stop_reason"], status["linked_by"], status["topic_entities"]) == (
@@ -223,7 +205,8 @@ async def test_unparsable_linking_falls_back_to_titles_in_the_question(
         ),
     )
     root = write_chain_project(tmp_path, server.base_url)
-    result = await _engine(root, width=2).search("Who bought the mill that alder voss founded?")
+    engine = chain_engine(root, width=2)
+    result = await engine.search("Who bought the mill that alder voss founded?")
 
     status = _status(result)
     assert (status["linked_by"], status["topic_entities"]) == ("title_scan", "ALDER VOSS")
@@ -265,7 +248,7 @@ async def test_worst_case_calls_stay_within_the_bound(
     root = write_chain_project(tmp_path, server.base_url)
     for width, depth in ((1, 1), (2, 2), (3, 3)):
         server.clear_log()
-        result = await _engine(root, width=width, depth=depth).search(CHAIN_FACT.question)
+        result = await chain_engine(root, width=width, depth=depth).search(CHAIN_FACT.question)
         assert result.llm_calls == len(server.chat_log())
         assert result.llm_calls <= 2 * width * depth + depth + 1
         assert _status(result)["llm_call_bound"] == 2 * width * depth + depth + 1
@@ -282,7 +265,7 @@ async def test_worst_case_calls_stay_within_the_bound(
 
 async def test_one_engine_serves_concurrent_queries(server: ScriptedServer, tmp_path: Path) -> None:
     root = write_chain_project(tmp_path, server.base_url)
-    engine = _engine(root, width=2, depth=3)
+    engine = chain_engine(root, width=2, depth=3)
     results = await asyncio.gather(*(engine.search(CHAIN_FACT.question) for _ in range(3)))
 
     assert [r.llm_calls for r in results] == [8, 8, 8]

@@ -1,4 +1,5 @@
-"""The call bound 2·N·D + D + 1 holds, and is reached, on a dense graph (in-process model)."""
+"""The call bounds hold, and are reached, on a dense graph (in-process model): 2·N·D + D + 1
+for the paper's ToG, N·D + D + 1 for `pruning: edges`, 2·D + 1 for `text_guided`."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ class _EagerModel(ChatModel):
         return ChatReply(text, 10, 2, True, None)
 
 
-def _dense_engine(model: ChatModel, width: int, depth: int) -> ToGSearch:
+def _dense_engine(model: ChatModel, width: int, depth: int, **variant: Any) -> ToGSearch:
     titles = [f"N{i}" for i in range(12)]
     entities = [Entity(id=t, short_id=t, title=t) for t in titles]
     relationships = [
@@ -49,7 +50,7 @@ def _dense_engine(model: ChatModel, width: int, depth: int) -> ToGSearch:
         for j, b in enumerate(titles)
         if i < j
     ]
-    settings = ToGSettings(width=width, depth=depth)
+    settings = ToGSettings(width=width, depth=depth, **variant)
     return ToGSearch(model, entities, relationships, settings=settings)
 
 
@@ -73,4 +74,36 @@ async def test_bound_is_reached_and_never_exceeded(width: int, depth: int, garba
         "answer": 1,
     }
     assert len(result.context_data["paths"]) == width
+    assert set(result.context_data["paths"]["length"]) == {depth}
+
+
+@pytest.mark.parametrize(("width", "depth"), [(1, 1), (2, 3), (3, 3), (4, 2)])
+@pytest.mark.parametrize("garbage", [False, True])
+@pytest.mark.parametrize(
+    ("variant", "bound"),
+    [
+        ({"pruning": "edges"}, lambda n, d: n * d + d + 1),
+        ({"text_guided": True}, lambda n, d: 2 * d + 1),
+        ({"pruning": "edges", "text_guided": True}, lambda n, d: 2 * d + 1),
+    ],
+)
+async def test_variant_bounds_are_reached_and_never_exceeded(
+    width: int, depth: int, garbage: bool, variant: dict, bound
+) -> None:
+    model = _EagerModel(garbage)
+    settings = ToGSettings(width=width, depth=depth, **variant)
+    result = await _dense_engine(model, width, depth, **variant).search("Which N is it?")
+
+    calls = len(model.prompts)
+    assert result.llm_calls == calls == bound(width, depth) == settings.max_llm_calls
+    assert result.llm_calls_categories == {
+        "entity_linking": 1,
+        "edge_pruning": calls - depth - 1,
+        "reasoning": depth - 1,
+        "answer": 1,
+    }
+    assert not any("entity pruning" in p or "relation pruning" in p for p in model.prompts)
+    status = result.context_data["status"].iloc[0]
+    assert status["llm_call_bound"] == bound(width, depth)
+    assert status["llm_call_bound_rule"] == settings.call_bound_rule
     assert set(result.context_data["paths"]["length"]) == {depth}

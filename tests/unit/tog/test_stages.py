@@ -22,7 +22,14 @@ from gtog.tog.run import QueryRun
 from gtog.tog.settings import ToGSettings
 from gtog.tog.templates import load_prompts
 
-STAGES = ("entity linking", "relation pruning", "entity pruning", "reasoning", "answer")
+STAGES = (
+    "entity linking",
+    "relation pruning",
+    "entity pruning",
+    "edge pruning",
+    "reasoning",
+    "answer",
+)
 
 
 class StageModel(ChatModel):
