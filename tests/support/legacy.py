@@ -49,9 +49,7 @@ def _texts(output: Path) -> dict[str, dict[str, str]]:
             zip(entities["id"], entities["title"] + ":" + entities["description"], strict=True)
         ),
         "text_unit_text": dict(zip(units["id"], units["text"], strict=True)),
-        "community_full_content": dict(
-            zip(reports["id"], reports["full_content"], strict=True)
-        ),
+        "community_full_content": dict(zip(reports["id"], reports["full_content"], strict=True)),
     }
 
 
@@ -70,9 +68,7 @@ def _legacy_vectors(output: Path) -> None:
                 "id": data.column("id"),
                 "text": pa.array(text, pa.string()),
                 "vector": data.column("vector"),
-                "attributes": pa.array(
-                    [json.dumps({"title": t[:200]}) for t in text], pa.string()
-                ),
+                "attributes": pa.array([json.dumps({"title": t[:200]}) for t in text], pa.string()),
             }
         )
         db.create_table(old, data=table)

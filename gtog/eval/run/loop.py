@@ -28,6 +28,7 @@ from gtog.eval.run.engines import Engines
 from gtog.eval.run.guard import Guard, parse_budget
 from gtog.eval.run.outputs import write_results
 from gtog.eval.run.prepare import prepare
+from gtog.eval.run.schedule import IndexSchedule
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import Judgement, score_answer
 from gtog.llm import fatal_reason, run_sync
@@ -209,6 +210,7 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
     items = {q.qid: q for q in run.items}
     redo = {(q.qid, m) for q, m in todo} | {r.key for r in to_judge}
     kept = [r for r in run.done if r.key not in redo]
+    schedule = IndexSchedule(run, engines, todo)  # index by index: see schedule.py
 
     async def finish(record: MethodRecord) -> None:
         # the write is fsynced: off the event loop, so other questions go on meanwhile
@@ -222,27 +224,27 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
         queued = time.perf_counter()
         async with limit:
             waited = time.perf_counter() - queued
-            engine = await engines.get(item.index_key, method)
+            engine = await schedule.engine(item, method)
             record = await _evaluate_one(run, item, method, engine)
         if record.efficiency is not None:
             record.efficiency.queue_wait = waited
         await finish(record)
+        schedule.done(item, method)
 
     async def judge_one(record: MethodRecord) -> None:
         async with limit:
             rejudged = await _rejudge_one(run, items[record.qid], record)
         await finish(rejudged)
 
-    await engines.build((q.index_key, m) for q, m in todo if m not in run.answers)
-    # the indexes, engines and imports are never garbage: spare them the collector's
-    # full passes, which otherwise stall every question for a third of a second
+    # the imports, configs and judges are never garbage: spare them the collector's full
+    # passes (the indexes, loaded later, are released as the run goes)
     gc.freeze()
     try:
         with context_threads():
             async with asyncio.TaskGroup() as group:
                 for r in to_judge:
                     group.create_task(judge_one(r))
-                for q, m in todo:
+                for q, m in schedule.pairs:
                     group.create_task(search_one(q, m))
     except* FatalRunError as errors:
         fatal = errors.exceptions[0]
@@ -250,6 +252,7 @@ async def run_evaluation_async(run: EvalRun, on_record: ProgressHook | None = No
         raise FatalRunError(run.stopped) from None
     finally:
         gc.unfreeze()
+        engines.close()
         checkpoint.close()
         old = {r.key for r in kept}
         run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
