@@ -118,7 +118,8 @@ class IndexCompat:
     ) -> list[tuple[str, str]]:
         """(cause, fix) for each of `tables` and `vectors` this index cannot give."""
         reindex = (
-            f"re-index with `gtog index --root {self.root}` (its cache spares repeated LLM calls)"
+            f"re-index with `gtog index --root {self.root}` (graphrag's cache spares the LLM "
+            "calls it made)"
         )
         if self.tables.blocked is not None:
             return [(self.tables.blocked, f"migrate it with {MIGRATION}, or {reindex}")]
@@ -137,7 +138,7 @@ class IndexCompat:
                 fix = (
                     "set vector_store.vector_size to the index's (the embedding model must be "
                     "the one the index was built with)"
-                    if "holds" in v.missing
+                    if v.size_conflict
                     else f"{reindex} (embed_text must list {embedding})"
                 )
                 out.append((v.missing, fix))

@@ -127,7 +127,8 @@ def _first(ids: Any) -> str | None:
 
 async def _document_id(df: pd.DataFrame, read: RawReader) -> pd.DataFrame:
     df = df.copy()
-    df["document_id"] = df["document_ids"].map(_first)
+    first = [_first(ids) for ids in df["document_ids"]]
+    df["document_id"] = pd.Series(first, index=df.index, dtype=object)  # None stays None
     return df.drop(columns=["document_ids"])
 
 
@@ -168,12 +169,13 @@ def _rename(old: str, new: str) -> Callable[..., Awaitable[pd.DataFrame]]:
 # -- detection ---------------------------------------------------------------------------
 
 
-def _v0_sign(columns: dict[str, frozenset[str]]) -> str | None:
+def _v0_sign(layout: TableLayout) -> str | None:
+    columns, stored = layout.columns, layout.stored
     if "name" in columns.get("entities", frozenset()) and "title" not in columns["entities"]:
-        return "entities has `name`, not `title`"
+        return f"{stored['entities']} has `name`, not `title`"
     communities = columns.get("communities")
     if communities is not None and "community" not in communities:
-        return "communities has no `community` column"
+        return f"{stored['communities']} has no `community` column"
     return None
 
 
@@ -191,10 +193,10 @@ def detect_tables(stored_columns: dict[str, frozenset[str]]) -> TableLayout:
         if name in stored_columns:
             layout.stored[table] = name
             layout.columns[table] = stored_columns[name]
-    sign = _v0_sign(layout.columns)
+    sign = _v0_sign(layout)
     if sign is not None:
         layout.era = "0.x"
-        layout.blocked = f"a graphrag 0.x index ({layout.stored.get('entities', '?')}: {sign})"
+        layout.blocked = f"a graphrag 0.x index ({sign})"
         return layout
     cols = layout.columns
 

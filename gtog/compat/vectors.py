@@ -41,6 +41,8 @@ class VectorTable:
     """The vector size taken from the table (None: the configured size is right)."""
     missing: str | None = None
     """What is wrong with it (None: usable, or not a LanceDB store on disk)."""
+    size_conflict: bool = False
+    """`missing` is a vector size the settings state otherwise than the table holds."""
 
 
 def _stated_size(store: VectorStoreConfig, schema: IndexSchema) -> bool:
@@ -92,11 +94,12 @@ def find_vector_tables(store: VectorStoreConfig) -> dict[str, VectorTable]:
 
             db = lancedb.connect(str(folder))
         dims = _dims(db, name, schema.vector_field)
-        missing, sized = None, None
+        missing, sized, conflict = None, None, False
         if dims is None:
             missing = f"vector table {name} has no `{schema.vector_field}` vectors"
         elif dims != schema.vector_size:
             if _stated_size(store, schema):
+                conflict = True
                 missing = (
                     f"vector table {name} holds {dims}-d vectors but the settings say "
                     f"vector_size: {schema.vector_size}"
@@ -105,6 +108,6 @@ def find_vector_tables(store: VectorStoreConfig) -> dict[str, VectorTable]:
                 sized = dims
         update = {"index_name": name} | ({"vector_size": dims} if missing is None and dims else {})
         out[embedding] = VectorTable(
-            embedding, schema.model_copy(update=update), used, sized, missing
+            embedding, schema.model_copy(update=update), used, sized, missing, conflict
         )
     return out

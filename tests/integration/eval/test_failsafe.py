@@ -25,7 +25,7 @@ from tests.integration.eval.helpers import (
     search_method,
 )
 from tests.support.projects import TEST_API_KEY, gtog, subprocess_env
-from tests.support.scripted_server import Fail, Faults, Hang, Rule, ScriptedServer
+from tests.support.scripted_server import DROP, Fail, Faults, Hang, Rule, ScriptedServer
 from tests.support.world import judge_rules
 
 pytestmark = pytest.mark.integration
@@ -396,6 +396,47 @@ def test_random_faults_change_no_score(
     assert result.returncode == 0, result.stderr
     assert len(llm_server.injected) >= 10, llm_server.injected
     (a, _), (b, _) = load_results(clean), load_results(faulty)
+    scores = lambda d: {  # noqa: E731
+        (q["question_id"], m): (e["response"], e["scores"], e.get("error"))
+        for q in d["results"]
+        for m, e in q["methods"].items()
+    }
+    assert scores(b) == scores(a)
+    assert all(err is None for _, _, err in scores(b).values())
+
+
+def _graphrag_retry_only(project: Path, dst: Path) -> Path:
+    """A copy whose models retry at once (up to 8 times) and whose OpenAI SDK does not
+    retry by itself: every retry is graphrag_llm's."""
+    data = yaml.safe_load((project / "settings.yaml").read_text())
+    for group in ("completion_models", "embedding_models"):
+        for model in data[group].values():
+            model["retry"] = {"type": "immediate", "max_retries": 8}
+            model["call_args"] = {"max_retries": 0}
+    return copy_project(
+        project,
+        dst,
+        completion_models=data["completion_models"],
+        embedding_models=data["embedding_models"],
+    )
+
+
+def test_an_overloaded_provider_loses_no_score(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """503s, 502s, 504s and dropped connections on a share of calls (searches, judges,
+    embeddings) ride through graphrag_llm's retry: the results equal a clean run's."""
+    projects = {k: _graphrag_retry_only(p, tmp_path / k) for k, p in example_indexes.items()}
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "overloaded").mkdir()
+    clean = make_eval_root(tmp_path / "clean", projects)
+    assert gtog("eval", "--root", str(clean), "--limit", "3", "-q").returncode == 0
+    llm_server.faults = Faults(rate=0.15, statuses=(503, 503, 502, 504, DROP), seed=11)
+    overloaded = make_eval_root(tmp_path / "overloaded", projects)
+    result = gtog("eval", "--root", str(overloaded), "--limit", "3", "-q")
+    assert result.returncode == 0, result.stderr
+    assert {s for _, s in llm_server.injected} == {503, 502, 504, DROP}, llm_server.injected
+    (a, _), (b, _) = load_results(clean), load_results(overloaded)
     scores = lambda d: {  # noqa: E731
         (q["question_id"], m): (e["response"], e["scores"], e.get("error"))
         for q in d["results"]
