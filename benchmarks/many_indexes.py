@@ -86,6 +86,7 @@ def _run(root: Path, code: Path | None, pairs: int) -> dict:
     with log.open("w") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-q"],
+            cwd=root,  # (`-m` puts the working folder first on the path, before --code)
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=err,

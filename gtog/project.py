@@ -35,7 +35,8 @@ def _graphrag2_settings(settings: Path) -> str | None:
 
     try:
         text = settings.read_text(encoding="utf-8")
-        data = json.loads(text) if settings.suffix == ".json" else yaml.safe_load(text)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # (libyaml: ~10x faster)
+        data = json.loads(text) if settings.suffix == ".json" else yaml.load(text, loader)
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
         return None  # graphrag's own loader reports an unreadable file
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gtog.errors import InputError
@@ -107,6 +108,9 @@ def _load_projects(
         folder = folder if folder.is_absolute() else root / folder
         overrides = options.model_overrides(folder) if options.model_overrides else None
         projects[k] = load_project(folder, overrides)
+    # inspect every index's layout now, several at a time (file headers, LanceDB in Rust)
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="gtog-inspect") as pool:
+        list(pool.map(lambda p: p.compat, projects.values()))
     return projects
 
 
