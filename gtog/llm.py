@@ -12,6 +12,8 @@ rate limits and cache from `settings.yaml`, plus the usage of that one call
   explicit error instead of a value when it still fails. JSON repair may fix syntax but
   never supplies a value that the reply does not state.
 - `fatal_reason`: which provider errors no retry or later item can escape (401/403/404).
+- `with_transient_retries`: graphrag_llm's own retry, told to retry the transient errors
+  (429, 5xx, timeouts, dropped connections) that its default list skips.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CUT_REASONS",
+    "PERMANENT_ERRORS",
+    "TRANSIENT_ERRORS",
     "ChatModel",
     "ChatReply",
     "EmbeddingModel",
@@ -60,6 +64,7 @@ __all__ = [
     "parse_json_reply",
     "reply_of",
     "run_sync",
+    "with_transient_retries",
 ]
 
 Messages = str | list[dict[str, Any]]
@@ -67,6 +72,34 @@ T = TypeVar("T", bound=BaseModel)
 
 _OPENAI_WIRE = {"openai", "azure", "hosted_vllm", "lm_studio", "openai_like", "custom_openai"}
 """Providers whose requests are OpenAI chat-completions bodies (extra_body is merged in)."""
+
+TRANSIENT_ERRORS = (
+    "RateLimitError",  # 429
+    "InternalServerError",  # 500
+    "BadGatewayError",  # 502
+    "ServiceUnavailableError",  # 503
+    "Timeout",  # 408, 504, a request that timed out
+    "APIConnectionError",  # a dropped or refused connection
+)
+"""LiteLLM's names for the errors a later attempt can escape: these are retried."""
+
+PERMANENT_ERRORS = (
+    "BadRequestError",
+    "UnsupportedParamsError",
+    "ContextWindowExceededError",
+    "ContentPolicyViolationError",
+    "ImageFetchError",
+    "InvalidRequestError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "UnprocessableEntityError",
+    "APIError",
+    "APIResponseValidationError",
+    "BudgetExceededError",
+)
+"""graphrag_llm's default `exceptions_to_skip` without the transient errors: these fail at
+the first attempt (401/403/404 then stop the run, see `fatal_reason`)."""
 
 _FATAL_STATUS = {
     401: "the key was refused: check api_key (or the environment variable it names)",
@@ -633,17 +666,40 @@ class EmbeddingModel:
         return run_sync(self.embed(texts))
 
 
+def _transient(config: ModelConfig) -> ModelConfig:
+    """`config` whose retry (if any) also retries transient errors, unless it names its own."""
+    retry = config.retry
+    if retry is None or "exceptions_to_skip" in (retry.model_extra or {}):
+        return config
+    retry = retry.model_copy(update={"exceptions_to_skip": list(PERMANENT_ERRORS)})
+    return config.model_copy(update={"retry": retry})
+
+
+def with_transient_retries(config: GraphRagConfig) -> GraphRagConfig:
+    """Every model of `config` retrying 429, 500, 502, 503, 504, timeouts and dropped
+    connections with its configured backoff (graphrag_llm's default skips 503 and dropped
+    connections); a retry block that names `exceptions_to_skip` is left as it is.
+
+    Done through graphrag_llm's own retry (`exceptions_to_skip`): no second retry loop.
+    Changes `config`'s model tables in place and returns `config`.
+    """
+    for models in (config.completion_models, config.embedding_models):
+        for model_id, model in list(models.items()):
+            models[model_id] = _transient(model)
+    return config
+
+
 def chat_model_from_config(config: GraphRagConfig, model_id: str) -> ChatModel:
-    """The completion model `model_id` of a loaded graphrag config."""
+    """The completion model `model_id` of a loaded graphrag config (transient errors retried)."""
     from graphrag_llm.completion import create_completion
 
-    model_config = config.get_completion_model_config(model_id)
+    model_config = _transient(config.get_completion_model_config(model_id))
     return ChatModel(create_completion(model_config), model_config, model_id)
 
 
 def embedding_model_from_config(config: GraphRagConfig, model_id: str) -> EmbeddingModel:
-    """The embedding model `model_id` of a loaded graphrag config."""
+    """The embedding model `model_id` of a loaded graphrag config (transient errors retried)."""
     from graphrag_llm.embedding import create_embedding
 
-    model_config = config.get_embedding_model_config(model_id)
+    model_config = _transient(config.get_embedding_model_config(model_id))
     return EmbeddingModel(create_embedding(model_config), model_config, model_id)

@@ -1,8 +1,10 @@
-"""Before a run: can every configured model's server be reached at all?
+"""Before a run: can every configured model's server be reached, every index be read?
 
 A connection check (TCP connect to each distinct `api_base`, in parallel, a few seconds at
 most) costs no tokens and turns "every call fails after its retries" into one line that
-names the model id and the URL.
+names the model id and the URL. An index check (`index_problems`: table schemas and vector
+tables, no table loaded) turns "every question on that index fails" into one line naming
+what is missing and the fix.
 """
 
 from __future__ import annotations
@@ -11,11 +13,15 @@ import socket
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from gtog.errors import InputError
 
-__all__ = ["ModelEndpoint", "check_reachable", "endpoints_of"]
+if TYPE_CHECKING:
+    from gtog.project import Project
+
+__all__ = ["INDEX_NEEDS", "ModelEndpoint", "check_reachable", "endpoints_of", "index_problems"]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 LOCAL_CHAT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -73,3 +79,35 @@ def check_reachable(endpoints: list[ModelEndpoint], timeout: float = 3.0) -> Non
             f"{e.settings}: model {e.model_id!r} ({e.model}) at {e.api_base} cannot be "
             f"reached ({why.lower()}); {hint}"
         )
+
+
+INDEX_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "local": (
+        ("entities", "relationships", "communities", "community_reports", "text_units"),
+        ("entity_description",),
+    ),
+    "basic": (("text_units",), ("text_unit_text",)),
+    "global": (("entities", "communities", "community_reports"), ()),
+    "drift": (
+        ("entities", "relationships", "communities", "community_reports", "text_units"),
+        ("entity_description", "community_full_content"),
+    ),
+    "tog": (("entities", "relationships"), ()),
+}
+"""Registry method -> (the index tables, the vector tables) its engine cannot do without.
+ToG links entities by title when it has no vectors; a method not listed is not checked."""
+
+
+def index_problems(project: Project, method: str) -> list[str]:
+    """`cause; fix` for each piece `method` needs that `project`'s index cannot give.
+
+    Reads table schemas and vector-table headers only (see `gtog.compat`).
+    """
+    tables, vectors = INDEX_NEEDS.get(method, ((), ()))
+    if not tables and not vectors:
+        return []
+    try:
+        problems = project.compat.problems(tables, vectors)
+    except InputError as exc:
+        return [str(exc).removeprefix(f"{project.root}: ")]
+    return [f"{cause}; fix: {fix}" for cause, fix in problems]

@@ -11,9 +11,11 @@ server saw them.
     server.stop()
 
 A rule's reply may be a string, a `Fail(status, message)` to return an HTTP error (the
-message may quote the request's key as `{api_key}`, as providers do), or a `Hang(seconds)`
-for a reply that does not come in time. `server.faults = Faults(rate=0.2)` injects random
-429/500 errors into a share of all requests (seeded; `server.injected` counts them).
+message may quote the request's key as `{api_key}`, as providers do), a `Hang(seconds)`
+for a reply that does not come in time, or `Drop()` to close the connection without a
+reply. `server.faults = Faults(rate=0.2)` injects random 429/500 errors into a share of
+all requests (seeded; `server.injected` counts them); the status `DROP` among a `Faults`'
+statuses drops the connection instead.
 Requests that no rule matches are answered with `UNSCRIPTED` and listed in
 `server.unscripted`, so a test can assert that every call was foreseen.
 Run `python -m tests.support.scripted_server --port 0` to serve the default rules
@@ -36,7 +38,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "DROP",
     "ChatRequest",
+    "Drop",
     "Fail",
     "Faults",
     "Hang",
@@ -48,6 +52,8 @@ __all__ = [
 ]
 
 UNSCRIPTED = "UNSCRIPTED"
+DROP = 0
+"""A `Faults` status that closes the connection without any reply (a dropped connection)."""
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 
 
@@ -157,6 +163,11 @@ class Cut:
     finish_reason: str = "length"
 
 
+@dataclass(frozen=True)
+class Drop:
+    """A reply that never comes: the connection is closed without a response."""
+
+
 class Faults:
     """Random HTTP errors on a share of requests, reproducible from `seed`."""
 
@@ -189,7 +200,7 @@ class Rule:
 
     name: str
     match: Callable[[ChatRequest], bool]
-    reply: Callable[[ChatRequest], str | Fail | Hang | Cut]
+    reply: Callable[[ChatRequest], str | Fail | Hang | Cut | Drop]
 
 
 @dataclass
@@ -297,7 +308,7 @@ class ScriptedServer:
         return [e for e in self.chat_log() if e.rule is None]
 
     # -- answering ---------------------------------------------------------------------
-    def answer(self, request: ChatRequest) -> tuple[str | None, str | Fail | Hang | Cut]:
+    def answer(self, request: ChatRequest) -> tuple[str | None, str | Fail | Hang | Cut | Drop]:
         """The first matching rule's name and reply."""
         for rule in self.rules:
             if rule.match(request):
@@ -374,6 +385,9 @@ class ScriptedServer:
                 if status is not None:
                     with server._lock:
                         server.injected.append((kind, status))
+                    if status == DROP:
+                        self.close_connection = True
+                        return
                     self._send_json(status, {"error": {"message": "injected", "type": "fault"}})
                     return
                 if path.endswith("/chat/completions"):
@@ -426,6 +440,12 @@ class ScriptedServer:
                 if isinstance(reply, Hang):
                     time.sleep(reply.seconds)
                     reply = Fail(504, "gateway timeout")
+                if isinstance(reply, Drop):
+                    server._record(
+                        LogEntry("chat", rule, request.prompt, "", 0, 0, request.stream, DROP)
+                    )
+                    self.close_connection = True
+                    return
                 if isinstance(reply, Fail) and "{api_key}" in reply.message:
                     reply = Fail(reply.status, reply.message.replace("{api_key}", request.api_key))
                 prompt_tokens = count_tokens(request.prompt)

@@ -31,6 +31,7 @@ from gtog.eval.run.guard import Guard, parse_budget
 from gtog.eval.run.outputs import write_results
 from gtog.eval.run.pairwise import PairQueue
 from gtog.eval.run.prepare import prepare
+from gtog.eval.run.schedule import IndexSchedule
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import Judgement, score_answer
 from gtog.eval.scoring.pairwise import PairJudgement
@@ -224,6 +225,7 @@ async def run_evaluation_async(
     items = {q.qid: q for q in run.items}
     redo = {(q.qid, m) for q, m in todo} | {r.key for r in to_judge}
     kept = [r for r in run.done if r.key not in redo]
+    schedule = IndexSchedule(run, engines, todo)  # index by index: see schedule.py
 
     pair_queue = PairQueue(run)
     pairs_kept = {r.key: r for r in run.pairs_done}
@@ -260,11 +262,12 @@ async def run_evaluation_async(
         queued = time.perf_counter()
         async with limit:
             waited = time.perf_counter() - queued
-            engine = await engines.get(item.index_key, method)
+            engine = await schedule.engine(item, method)
             record = await _evaluate_one(run, item, method, engine)
         if record.efficiency is not None:
             record.efficiency.queue_wait = waited
         await finish(record)
+        schedule.done(item, method)
 
     async def judge_one(record: MethodRecord) -> None:
         async with limit:
@@ -273,18 +276,16 @@ async def run_evaluation_async(
 
     run.status = "interrupted"  # until the loop ends: Ctrl-C, a crash or a cancel
     try:
-        with _run_environment(loop, concurrency):
-            await engines.build((q.index_key, m) for q, m in todo if m not in run.answers)
-            with context_threads():
-                async with asyncio.TaskGroup() as group:
-                    group_of.append(group)
-                    for r in list(kept):
-                        if r.method in run.methods and not searched_elsewhere(run.spec, r):
-                            compare_later(r)
-                    for r in to_judge:
-                        group.create_task(judge_one(r))
-                    for q, m in todo:
-                        group.create_task(search_one(q, m))
+        with _run_environment(loop, concurrency), context_threads():
+            async with asyncio.TaskGroup() as group:
+                group_of.append(group)
+                for r in list(kept):
+                    if r.method in run.methods and not searched_elsewhere(run.spec, r):
+                        compare_later(r)
+                for r in to_judge:
+                    group.create_task(judge_one(r))
+                for q, m in schedule.pairs:  # index by index: see schedule.py
+                    group.create_task(search_one(q, m))
         run.status = "complete"
     except* FatalRunError as errors:
         fatal = errors.exceptions[0]
@@ -292,6 +293,7 @@ async def run_evaluation_async(
         run.status = f"stopped: {run.stopped}"
         raise FatalRunError(run.stopped) from None
     finally:
+        engines.close()
         checkpoint.close()
         old = {r.key for r in kept}
         run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
@@ -336,10 +338,10 @@ def _run_environment(loop: asyncio.AbstractEventLoop, concurrency: int) -> Itera
     """A default executor sized to the run and a frozen heap; both restored afterwards.
 
     LiteLLM prepares every call in the loop's default executor (min(32, cores + 4)
-    threads, 6 on 2 cores), where the checkpoint writes also go. The indexes, engines and
-    imports are never garbage: frozen, they are spared the collector's full passes, which
-    otherwise stall every question for a third of a second. A caller that froze its heap
-    itself keeps it frozen.
+    threads, 6 on 2 cores), where the checkpoint writes also go. The imports, configs and
+    judges are never garbage: frozen, they are spared the collector's full passes, which
+    otherwise stall every question for a third of a second (the indexes, loaded later, are
+    released as the run goes). A caller that froze its heap itself keeps it frozen.
     """
     pool = ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="gtog-eval")
     previous = getattr(loop, "_default_executor", None)  # asyncio has no public getter

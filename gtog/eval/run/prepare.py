@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gtog.errors import InputError
@@ -35,6 +36,7 @@ from gtog.eval.scoring import build_scorers
 from gtog.project import Project, load_project
 from gtog.redact import Redactor
 from gtog.search import METHODS
+from gtog.search.preflight import index_problems
 
 __all__ = ["prepare"]
 
@@ -107,7 +109,38 @@ def _load_projects(
         folder = folder if folder.is_absolute() else root / folder
         overrides = options.model_overrides(folder) if options.model_overrides else None
         projects[k] = load_project(folder, overrides)
+    # inspect every index's layout now, several at a time (file headers, LanceDB in Rust)
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="gtog-inspect") as pool:
+        list(pool.map(lambda p: p.compat, projects.values()))
     return projects
+
+
+def _index_label(key: str, project: Project) -> str:
+    return f"index {key!r} ({project.root})"
+
+
+def _check_indexes(run: EvalRun) -> None:
+    """Every (index, method) still to search can be read: else one line each, before any
+    question (table schemas and vector tables only; no index is loaded)."""
+    lines = []
+    slots = dict.fromkeys((q.index_key, m) for q, m in run.todo if m not in run.answers)
+    for key, method in sorted(slots):
+        project = run.projects[key]
+        base = run.run_methods[method].base or method
+        for problem in index_problems(project, base):
+            lines.append(f"{_index_label(key, project)}: {method}: {problem}")
+    if lines:
+        raise InputError("\n".join(lines))
+
+
+def _index_notes(run: EvalRun) -> None:
+    """One line per index read in an older graphrag layout (what was adapted)."""
+    keys = dict.fromkeys(q.index_key for q, m in run.todo if m not in run.answers)
+    for key in keys:
+        project = run.projects[key]
+        note = project.compat.note(_index_label(key, project))
+        if note is not None:
+            run.dataset_warnings.append(note)
 
 
 def _secrets(projects: dict[str, Project]) -> list[str]:
@@ -297,6 +330,8 @@ def prepare(options: EvalOptions) -> EvalRun:
     run.lock = OutputLock(output_dir).acquire()
     try:
         _open_output(run)
+        _check_indexes(run)
+        _index_notes(run)
     except BaseException:
         run.close()
         raise

@@ -27,6 +27,8 @@ def method_settings(method: RunMethod, project: Project) -> dict[str, Any]:
     if method.answers is not None:
         return {"answers": str(method.answers), "hash": file_hash(method.answers)}
     settings = method.entry.settings(project, method.options)
+    if project.compat.adapted:  # an older graphrag's index, read in memory: say how
+        settings = {**settings, "index_layout": project.compat.describe()}
     return {"method": method.base, **settings} if method.base != method.name else settings
 
 

@@ -25,7 +25,7 @@ from tests.integration.eval.helpers import (
     search_method,
 )
 from tests.support.projects import TEST_API_KEY, gtog, subprocess_env
-from tests.support.scripted_server import Fail, Faults, Hang, Rule, ScriptedServer
+from tests.support.scripted_server import DROP, Fail, Faults, Hang, Rule, ScriptedServer
 from tests.support.world import judge_rules
 
 pytestmark = pytest.mark.integration
@@ -368,12 +368,12 @@ def test_hung_calls_end_and_retry_errors_reruns_only_what_failed(
             assert entry.get("error") is None and entry["scores"]["correctness"] is not None
 
 
-def _no_retry_block(project: Path, dst: Path) -> Path:
-    """A copy whose models use graphrag's default retry settings (`gtog init`'s)."""
+def _models_with(project: Path, dst: Path, **settings: object) -> Path:
+    """A copy whose completion and embedding models all get `settings`."""
     data = yaml.safe_load((project / "settings.yaml").read_text())
-    models = {**data["completion_models"], **data["embedding_models"]}
-    for model in models.values():
-        model["retry"] = {"type": "exponential_backoff"}
+    for group in ("completion_models", "embedding_models"):
+        for model in data[group].values():
+            model.update(settings)
     return copy_project(
         project,
         dst,
@@ -382,19 +382,18 @@ def _no_retry_block(project: Path, dst: Path) -> Path:
     )
 
 
-def test_random_faults_change_no_score(
-    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+def _faults_change_no_score(
+    server: ScriptedServer, projects: dict[str, Path], tmp_path: Path, faults: Faults
 ) -> None:
-    projects = {k: _no_retry_block(p, tmp_path / k) for k, p in example_indexes.items()}
+    """A run with `faults` injected gives every answer and score of a run without."""
     (tmp_path / "clean").mkdir()
     (tmp_path / "faulty").mkdir()
     clean = make_eval_root(tmp_path / "clean", projects)
     assert gtog("eval", "--root", str(clean), "--limit", "3", "-q").returncode == 0
-    llm_server.faults = Faults(rate=0.2, statuses=(429, 500), seed=7)
+    server.faults = faults
     faulty = make_eval_root(tmp_path / "faulty", projects)
     result = gtog("eval", "--root", str(faulty), "--limit", "3", "-q", timeout=600)
     assert result.returncode == 0, result.stderr
-    assert len(llm_server.injected) >= 10, llm_server.injected
     (a, _), (b, _) = load_results(clean), load_results(faulty)
     scores = lambda d: {  # noqa: E731
         (q["question_id"], m): (e["response"], e["scores"], e.get("error"))
@@ -403,6 +402,38 @@ def test_random_faults_change_no_score(
     }
     assert scores(b) == scores(a)
     assert all(err is None for _, _, err in scores(b).values())
+
+
+def test_random_faults_change_no_score(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """With graphrag's default retry settings (`gtog init`'s)."""
+    retry = {"type": "exponential_backoff"}
+    projects = {k: _models_with(p, tmp_path / k, retry=retry) for k, p in example_indexes.items()}
+    _faults_change_no_score(
+        llm_server, projects, tmp_path, Faults(rate=0.2, statuses=(429, 500), seed=7)
+    )
+    assert len(llm_server.injected) >= 10, llm_server.injected
+
+
+def test_an_overloaded_provider_loses_no_score(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """503s, 502s, 504s and dropped connections on a share of calls (searches, judges,
+    embeddings) ride through graphrag_llm's retry (here at once, up to 8 times, with the
+    OpenAI SDK's own retries off: every retry is graphrag_llm's)."""
+    projects = {
+        k: _models_with(
+            p,
+            tmp_path / k,
+            retry={"type": "immediate", "max_retries": 8},
+            call_args={"max_retries": 0},
+        )
+        for k, p in example_indexes.items()
+    }
+    faults = Faults(rate=0.15, statuses=(503, 503, 502, 504, DROP), seed=11)
+    _faults_change_no_score(llm_server, projects, tmp_path, faults)
+    assert {s for _, s in llm_server.injected} == {503, 502, 504, DROP}, llm_server.injected
 
 
 def test_twenty_kills_and_resumes_land_every_pair_once(

@@ -1,0 +1,138 @@
+"""Which graphrag wrote an index, read from its tables' columns (gtog.compat.tables).
+
+The column sets are those of graphrag's own "Operation Dulce" example outputs in the
+graphrag repository: v2.7.2 (2.x), the v2.0.0 inputs (1.x, `create_final_*`), v0.5.0 (0.x).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pandas as pd
+import pytest
+
+from gtog.compat import QUERY_COLUMNS, detect_tables
+
+V2 = {
+    "communities": "id human_readable_id community level parent children title entity_ids "
+    "relationship_ids text_unit_ids period size",
+    "community_reports": "id human_readable_id community level parent children title summary "
+    "full_content rank rating_explanation findings full_content_json period size",
+    "covariates": "id human_readable_id covariate_type type description subject_id object_id "
+    "status start_date end_date source_text text_unit_id",
+    "documents": "id human_readable_id title text text_unit_ids creation_date metadata",
+    "entities": "id human_readable_id title type description text_unit_ids frequency degree x y",
+    "relationships": "id human_readable_id source target description weight combined_degree "
+    "text_unit_ids",
+    "text_units": "id human_readable_id text n_tokens document_ids entity_ids relationship_ids "
+    "covariate_ids",
+}
+V1 = {
+    "create_final_communities": "id human_readable_id community parent level title entity_ids "
+    "relationship_ids text_unit_ids period size",
+    "create_final_community_reports": "id human_readable_id community parent level title "
+    "summary full_content rank rank_explanation findings full_content_json period size",
+    "create_final_covariates": V2["covariates"],
+    "create_final_documents": "id human_readable_id title text text_unit_ids",
+    "create_final_entities": "id human_readable_id title type description text_unit_ids",
+    "create_final_nodes": "id human_readable_id title community level degree x y",
+    "create_final_relationships": V2["relationships"],
+    "create_final_text_units": V2["text_units"],
+}
+V0 = {
+    "create_final_communities": "id title level raw_community relationship_ids text_unit_ids",
+    "create_final_entities": "id name type description human_readable_id graph_embedding "
+    "text_unit_ids description_embedding",
+    "create_final_text_units": "id text n_tokens document_ids entity_ids relationship_ids "
+    "covariate_ids",
+}
+
+
+def _cols(tables: dict[str, str]) -> dict[str, frozenset[str]]:
+    return {name: frozenset(cols.split()) for name, cols in tables.items()}
+
+
+def test_a_3x_index_needs_nothing() -> None:
+    v3 = _cols(V2)
+    v3["text_units"] = v3["text_units"] - {"document_ids"} | {"document_id"}
+    layout = detect_tables(v3)
+    assert layout.era == "3.x" and layout.notes == [] and layout.blocked is None
+    assert all(layout.missing(t) is None for t in QUERY_COLUMNS)
+
+
+def test_a_2x_index_gets_document_id() -> None:
+    layout = detect_tables(_cols(V2))
+    assert layout.era == "2.x"
+    assert layout.notes == ["text_units.document_ids -> document_id"]
+    assert all(layout.missing(t) is None for t in QUERY_COLUMNS)
+
+
+def test_a_1x_index_gets_the_v2_and_v3_migrations() -> None:
+    layout = detect_tables(_cols(V1))
+    assert layout.era == "1.x"
+    assert layout.stored["entities"] == "create_final_entities"
+    assert layout.notes == [
+        "tables create_final_* -> *",
+        "entities.degree from create_final_nodes",
+        "entities.frequency from text_unit_ids",
+        "communities.children from parent",
+        "community_reports.children from parent",
+        "community_reports.rank_explanation -> rating_explanation",
+        "text_units.document_ids -> document_id",
+    ]
+    assert all(layout.missing(t) is None for t in QUERY_COLUMNS)
+
+
+def test_a_0x_index_is_not_adapted() -> None:
+    layout = detect_tables(_cols(V0))
+    assert layout.era == "0.x"
+    assert layout.blocked == "a graphrag 0.x index (create_final_entities has `name`, not `title`)"
+
+
+def test_what_cannot_be_adapted_is_named() -> None:
+    tables = _cols(V2)
+    del tables["community_reports"]
+    tables["text_units"] -= {"n_tokens"}
+    layout = detect_tables(tables)
+    assert layout.missing("community_reports") == "no community_reports table"
+    assert layout.missing("text_units") == "text_units has no n_tokens column"
+    assert layout.missing("entities") is None
+
+
+def _read(tables: dict[str, pd.DataFrame]):
+    async def read(name: str) -> pd.DataFrame:
+        return tables[name]
+
+    return read
+
+
+def test_the_fixes_give_what_graphrag_3_reads() -> None:
+    units = pd.DataFrame(
+        {"id": ["u1", "u2"], "document_ids": [["d1", "d2"], []], "n_tokens": [5, 6]}
+    )
+    entities = pd.DataFrame({"id": ["e1", "e2"], "text_unit_ids": [["u1", "u2"], ["u2"]]})
+    nodes = pd.DataFrame({"id": ["e1", "e1", "e2"], "level": [0, 1, 0], "degree": [3, 3, 1]})
+    communities = pd.DataFrame({"community": [0, 1, 2, 3], "parent": [-1, 0, 0, 1]})
+    layout = detect_tables(
+        {
+            "create_final_text_units": frozenset(units.columns),
+            "create_final_entities": frozenset(entities.columns),
+            "create_final_nodes": frozenset(nodes.columns),
+            "create_final_communities": frozenset(communities.columns),
+        }
+    )
+    read = _read({"create_final_nodes": nodes})
+    got = asyncio.run(layout.adapt("text_units", units.copy(), read))
+    assert got["document_id"].tolist() == ["d1", None] and "document_ids" not in got
+    got = asyncio.run(layout.adapt("entities", entities.copy(), read))
+    assert got["degree"].tolist() == [3, 1] and got["frequency"].tolist() == [2, 1]
+    got = asyncio.run(layout.adapt("communities", communities.copy(), read))
+    assert got["children"].tolist() == [[1, 2], [3], [], []]
+
+
+@pytest.mark.parametrize("table", sorted(QUERY_COLUMNS))
+def test_the_query_columns_are_graphrags_final_columns(table: str) -> None:
+    from graphrag.data_model import schemas
+
+    final = getattr(schemas, f"{table.upper()}_FINAL_COLUMNS")
+    assert QUERY_COLUMNS[table] <= set(final)
