@@ -1,0 +1,203 @@
+"""The one structured-reply helper: `ask_json`, and `parse_json_reply` under it.
+
+It asks for JSON (the provider's structured output where LiteLLM knows it supports a
+schema, else JSON mode), reads the reply strictly against a pydantic schema, asks once
+more if that fails, and returns an explicit error instead of a value when it still fails.
+JSON repair may fix syntax but never supplies a value that the reply does not state; a
+reply cut at max_tokens, filtered, or stating two different replies is no reply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import json_repair
+from pydantic import BaseModel, ValidationError
+
+from gtog.llm.usage import CUT_REASONS, ChatReply
+
+if TYPE_CHECKING:
+    from gtog.llm.models import ChatModel, Messages
+
+__all__ = ["JsonReply", "ask_json", "parse_json_reply"]
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_KEY_VALUE = re.compile(r"^\W*?([A-Za-z_]\w*)\W*?\s*[:=]\s*(.+?)\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class JsonReply(Generic[T]):
+    """A structured reply: `value` when the model stated one that validates, else `error`."""
+
+    value: T | None
+    error: str | None
+    replies: tuple[ChatReply, ...] = ()
+    text: str | None = None
+    """The last raw reply (for logs and reasons)."""
+
+
+def _json_candidates(text: str) -> Iterator[str]:
+    yield from _FENCE.findall(text)
+    for opener, closer in (("{", "}"), ("[", "]")):
+        start, end = text.find(opener), text.rfind(closer)
+        if start != -1:
+            yield text[start : end + 1] if end > start else text[start:]
+
+
+def _loads(text: str) -> tuple[Any, bool] | None:
+    """(value, repaired) of the first JSON object or list in `text`, else None."""
+    for candidate in _json_candidates(text):
+        try:
+            value = json.loads(candidate)
+            repaired = False
+        except json.JSONDecodeError:
+            try:
+                value = json_repair.loads(candidate)
+            except Exception:  # json_repair raises on some pathological input
+                continue
+            repaired = True
+        if isinstance(value, dict | list) and value:
+            return value, repaired
+    pairs = {k.lower(): v for k, v in _KEY_VALUE.findall(text)}
+    if pairs:  # `score: 1` written as text: every value is checked against the reply below
+        return {k: _scalar(v) for k, v in pairs.items()}, True
+    return None
+
+
+def _scalar(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _leaves(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v, key)
+    else:
+        yield key, value
+
+
+def _stated(text: str, key: str, value: Any) -> bool:
+    """Does `text` state `key: value` itself (followed by a delimiter, not `or 1`)?"""
+    if isinstance(value, bool):
+        literal = "true|yes" if value else "false|no"
+    elif isinstance(value, int | float):
+        literal = "|".join(re.escape(s) for s in {str(value), f"{value:g}", json.dumps(value)})
+    else:
+        return True
+    quote = "[\"']?"
+    pattern = rf"{quote}{re.escape(key)}{quote}\s*[:=]\s*{quote}(?:{literal}){quote}\s*"
+    return re.search(pattern + r"(?=[,}\]\n\r.;]|$)", text, re.I) is not None
+
+
+def _top_level_values(text: str) -> list[Any]:
+    """Every well-formed JSON object or list written at the top level of `text`."""
+    decoder = json.JSONDecoder()
+    values, i = [], 0
+    while True:
+        starts = [j for j in (text.find("{", i), text.find("[", i)) if j != -1]
+        if not starts:
+            return values
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            i = start + 1
+            continue
+        if isinstance(value, dict | list) and value:
+            values.append(value)
+        i = max(end, start + 1)
+
+
+def _several(text: str, schema: type[T]) -> int:
+    """How many different replies valid under `schema` the text states in full."""
+    distinct = []
+    for value in _top_level_values(text):
+        try:
+            dumped = schema.model_validate(value).model_dump()
+        except ValidationError:
+            continue
+        if dumped not in distinct:
+            distinct.append(dumped)
+    return len(distinct)
+
+
+def parse_json_reply(text: str, schema: type[T]) -> tuple[T | None, str | None]:
+    """`(value, None)` when `text` states a reply valid under `schema`, else `(None, why)`.
+
+    Code fences and prose around the JSON are ignored; broken syntax is repaired, but a
+    repaired reply counts only if every number and boolean in it is written in the reply
+    as `key: value` (an echoed `{"score": 0 or 1}` is not a score of 0). A reply stating
+    two different valid replies (two verdicts) is no reply: which one would be arbitrary.
+    """
+    several = _several(text or "", schema)
+    if several > 1:
+        return None, f"{several} different replies in one: {(text or '')[:120]!r}"
+    loaded = _loads(text or "")
+    if loaded is None:
+        return None, f"no JSON in reply: {(text or '')[:120]!r}"
+    data, repaired = loaded
+    try:
+        value = schema.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "reply"
+        return None, f"{where}: {first['msg']} in reply {(text or '')[:120]!r}"
+    if repaired:
+        for key, leaf in _leaves(data):
+            if key and not _stated(text, key, leaf):
+                return None, f"{key}: no explicit value in reply {(text or '')[:120]!r}"
+    return value, None
+
+
+async def ask_json(
+    model: ChatModel,
+    messages: Messages,
+    schema: type[T],
+    *,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    structured: bool = True,
+    attempts: int = 2,
+    category: str | None = None,
+) -> JsonReply[T]:
+    """Ask for a reply in `schema`; one more attempt if it cannot be read, then an error.
+
+    A reply cut at max_tokens or stopped by a content filter is not read at all (a cut
+    verdict may be another verdict's first half). Transport errors are raised (the caller
+    decides whether they are fatal); an unreadable or invalid reply is returned as
+    `JsonReply(value=None, error=...)`, never as a default.
+    """
+    replies: list[ChatReply] = []
+    error = "no attempt"
+    text: str | None = None
+    for _ in range(max(1, attempts)):
+        reply = await model.chat(
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            json_mode=structured,
+            schema=schema if structured else None,
+            category=category,
+        )
+        replies.append(reply)
+        text = reply.text
+        if reply.cut is not None:  # an incomplete reply is no reply, whatever it parses to
+            error = f"reply {CUT_REASONS[reply.cut]} (finish_reason: {reply.cut})"
+            continue
+        value, why = parse_json_reply(reply.text, schema)
+        if value is not None:
+            return JsonReply(value, None, tuple(replies), text)
+        error = why or "invalid reply"
+    return JsonReply(None, f"unusable reply: {error}", tuple(replies), text)
