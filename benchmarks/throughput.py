@@ -65,7 +65,7 @@ EXAMPLE_QA = REPO / "eval" / "qa_eval.json"
 STAGES: list[tuple[str, tuple[str, ...]]] = [
     (
         "startup",
-        ("_find_and_load", "gtog/eval/run/prepare.py:prepare", "build_engine", "load_project"),
+        ("_find_and_load", "gtog/eval/run/preparation.py:prepare", "build_engine", "load_project"),
     ),
     ("context building", ("build_context", "map_query_to_entities", "lancedb/")),
     ("search (other)", ("Tokenizer.encode",)),  # graphrag's own token estimates

@@ -19,6 +19,7 @@ from gtog.cli.say import error
 from gtog.cli.say import warning as say_warning
 
 if TYPE_CHECKING:
+    from gtog.eval.results.records import MethodRecord, PairRecord
     from gtog.eval.run import EvalRun
 
 __all__ = ["eval_app", "eval_command", "merge_command", "register", "report_command"]
@@ -61,9 +62,29 @@ def _show_summary(run: EvalRun, summary_path: Path) -> None:
     print_summary(summary, run.spec.judge.metrics)
 
 
+def _last(record: MethodRecord | PairRecord) -> str:
+    """The progress bar's note on the item that just finished: `tog lh-03 ok`."""
+    from gtog.eval.results.records import PairRecord
+
+    if isinstance(record, PairRecord):
+        what = f"{record.a}/{record.b} {record.criterion[:12]}"
+        outcome = record.judgement.winner or "unscored"
+    else:
+        what = record.method
+        outcome = "failed" if record.error else "ok"
+    return f"{what} {record.qid[:16]} {outcome}"
+
+
 def _execute(run: EvalRun, quiet: bool) -> int:
     """Run with logs captured and a progress bar; write results; return the exit code."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from gtog.errors import FatalRunError
     from gtog.eval.run import run_evaluation_async, write_results
@@ -83,10 +104,13 @@ def _execute(run: EvalRun, quiet: bool) -> int:
         highlight=False,
     )
     progress = Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
+        TextColumn("{task.description}", markup=False),
+        BarColumn(bar_width=24),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[last]}", markup=False),
         console=err,
         disable=quiet,
     )
@@ -95,17 +119,16 @@ def _execute(run: EvalRun, quiet: bool) -> int:
         try:
             with progress:
                 total = [len(todo) + len(to_judge)]
-                task = progress.add_task("evaluating", total=total[0])
+                task = progress.add_task("evaluating", total=total[0], last="")
 
                 def more(n: int) -> None:  # comparisons start as their answers land
                     total[0] += n
                     progress.update(task, total=total[0])
 
-                run_sync(
-                    run_evaluation_async(
-                        run, on_record=lambda r: progress.advance(task), on_scheduled=more
-                    )
-                )
+                def done(record: MethodRecord | PairRecord) -> None:
+                    progress.update(task, advance=1, last=_last(record))
+
+                run_sync(run_evaluation_async(run, on_record=done, on_scheduled=more))
         except FatalRunError as exc:
             error(err, exc, label="stopped")
             code = 1

@@ -11,32 +11,65 @@ in memory.
     outcome.result.response, outcome.usage.total_calls
 """
 
-from gtog.search.builders import AnsweringBasicSearch, build_basic, build_local, build_tog
-from gtog.search.metering import MeteredCompletion
-from gtog.search.methods import (
-    DEFAULT_RESPONSE_TYPE,
-    METHODS,
-    Builder,
-    Method,
-    build_engine,
-    load_plugin_methods,
-    method_entry,
-    model_spec,
-)
-from gtog.search.offloop import (
-    OffLoopSearch,
-    PrebuiltContext,
-    QueryEmbedder,
-    QuestionAttributes,
-    context_threads,
-)
-from gtog.search.outcome import (
-    SearchEngine,
-    SearchFailed,
-    SearchOutcome,
-    retrieved_sources,
-    run_search,
-)
+from typing import TYPE_CHECKING
+
+from gtog.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from gtog.search.builders import AnsweringBasicSearch, build_basic, build_local, build_tog
+    from gtog.search.metering import MeteredCompletion
+    from gtog.search.methods import (
+        DEFAULT_RESPONSE_TYPE,
+        METHODS,
+        Builder,
+        Method,
+        build_engine,
+        load_plugin_methods,
+        method_entry,
+        model_spec,
+    )
+    from gtog.search.offloop import (
+        OffLoopSearch,
+        PrebuiltContext,
+        QueryEmbedder,
+        QuestionAttributes,
+        context_threads,
+    )
+    from gtog.search.outcome import (
+        SearchEngine,
+        SearchFailed,
+        SearchOutcome,
+        retrieved_sources,
+        run_search,
+    )
+
+_EXPORTS = {
+    "AnsweringBasicSearch": "gtog.search.builders",
+    "build_basic": "gtog.search.builders",
+    "build_local": "gtog.search.builders",
+    "build_tog": "gtog.search.builders",
+    "MeteredCompletion": "gtog.search.metering",
+    "DEFAULT_RESPONSE_TYPE": "gtog.search.methods",
+    "METHODS": "gtog.search.methods",
+    "Builder": "gtog.search.methods",
+    "Method": "gtog.search.methods",
+    "build_engine": "gtog.search.methods",
+    "load_plugin_methods": "gtog.search.methods",
+    "method_entry": "gtog.search.methods",
+    "model_spec": "gtog.search.methods",
+    "OffLoopSearch": "gtog.search.offloop",
+    "PrebuiltContext": "gtog.search.offloop",
+    "QueryEmbedder": "gtog.search.offloop",
+    "QuestionAttributes": "gtog.search.offloop",
+    "context_threads": "gtog.search.offloop",
+    "SearchEngine": "gtog.search.outcome",
+    "SearchFailed": "gtog.search.outcome",
+    "SearchOutcome": "gtog.search.outcome",
+    "retrieved_sources": "gtog.search.outcome",
+    "run_search": "gtog.search.outcome",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DEFAULT_RESPONSE_TYPE",

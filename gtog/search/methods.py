@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from gtog.errors import InputError
 from gtog.hashing import stable_hash
-from gtog.search.builders import build_basic, build_drift, build_global, build_local, build_tog
-from gtog.search.outcome import SearchEngine
 
 if TYPE_CHECKING:
     from gtog.project import Project
+    from gtog.search.outcome import SearchEngine
 
 __all__ = [
     "DEFAULT_RESPONSE_TYPE",
@@ -37,7 +36,22 @@ __all__ = [
 
 DEFAULT_RESPONSE_TYPE = "Single Paragraph"
 
-Builder = Callable[["Project", dict[str, Any]], Awaitable[SearchEngine]]
+Builder = Callable[["Project", dict[str, Any]], Awaitable["SearchEngine"]]
+
+
+def _builder(name: str) -> Builder:
+    """`gtog.search.builders.<name>`, imported when a run builds its first engine (graphrag's
+    engines take seconds to import; a run refused for a bad config never needs them)."""
+
+    async def build(project: Project, options: dict[str, Any]) -> SearchEngine:
+        from gtog.search import builders
+
+        return await getattr(builders, name)(project, options)
+
+    build.__name__ = build.__qualname__ = name
+    return build
+
+
 Settings = Callable[["Project", dict[str, Any]], dict[str, Any]]
 Validate = Callable[[dict[str, Any], str], None]
 
@@ -184,12 +198,18 @@ def _tog_check(overrides: dict[str, Any], source: str) -> None:
 
 
 METHODS: dict[str, Method | Builder] = {
-    "local": _graphrag(build_local, "local_search", _LEVEL),
-    "basic": _graphrag(build_basic, "basic_search"),
-    "global": _graphrag(build_global, "global_search", _LEVEL | {"dynamic_community_selection"}),
-    "drift": _graphrag(build_drift, "drift_search", _LEVEL),
+    "local": _graphrag(_builder("build_local"), "local_search", _LEVEL),
+    "basic": _graphrag(_builder("build_basic"), "basic_search"),
+    "global": _graphrag(
+        _builder("build_global"), "global_search", _LEVEL | {"dynamic_community_selection"}
+    ),
+    "drift": _graphrag(_builder("build_drift"), "drift_search", _LEVEL),
     "tog": Method(
-        build_tog, _tog_settings, block="tog_search", validate=_tog_check, typed_block=True
+        _builder("build_tog"),
+        _tog_settings,
+        block="tog_search",
+        validate=_tog_check,
+        typed_block=True,
     ),
 }
 """Method name -> `Method` (or a plain async builder). One entry adds a method."""

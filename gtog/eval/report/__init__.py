@@ -9,8 +9,22 @@ with the inline style and script of `assets/`; `publish.write_report` reads an o
 atomically. Headline means are same-question means, as in the terminal table.
 """
 
-from gtog.eval.report.models import PageData
-from gtog.eval.report.page import page_data
-from gtog.eval.report.publish import REPORT_NAME, write_report
+from typing import TYPE_CHECKING
+
+from gtog.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from gtog.eval.report.models import PageData
+    from gtog.eval.report.page import page_data
+    from gtog.eval.report.publish import REPORT_NAME, write_report
+
+_EXPORTS = {
+    "PageData": "gtog.eval.report.models",
+    "page_data": "gtog.eval.report.page",
+    "REPORT_NAME": "gtog.eval.report.publish",
+    "write_report": "gtog.eval.report.publish",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["REPORT_NAME", "PageData", "page_data", "write_report"]

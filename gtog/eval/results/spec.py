@@ -16,6 +16,7 @@ __all__ = [
     "CHECKPOINT_NAME",
     "DETAILED_NAME",
     "LOG_VERSION",
+    "QA_DIR",
     "SUMMARY_NAME",
     "DatasetSpec",
     "EvalSpec",
@@ -34,6 +35,8 @@ LOG_VERSION = 3
 CHECKPOINT_NAME = "eval_checkpoint.jsonl"
 DETAILED_NAME = "eval_results_detailed.json"
 SUMMARY_NAME = "eval_results_summary.json"
+QA_DIR = "qa"
+"""The run's records in graphrag-eval's format (`reference.json`, `responses_<m>.json`)."""
 
 
 class DatasetSpec(BaseModel):

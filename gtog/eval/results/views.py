@@ -15,7 +15,7 @@ from gtog.eval.results.errors import error_kinds
 from gtog.eval.results.groups import by_group
 from gtog.eval.results.pairwise import pairwise_summary
 from gtog.eval.results.records import MethodRecord, PairRecord
-from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
+from gtog.eval.results.spec import DETAILED_NAME, QA_DIR, SUMMARY_NAME, EvalSpec
 from gtog.eval.results.summary import summarize
 
 __all__ = [
@@ -29,7 +29,6 @@ __all__ = [
     "result_views",
 ]
 
-QA_DIR = "qa"
 
 RUN_STATUSES = ("complete", "incomplete", "interrupted", "stopped: <reason>")
 """`metadata.run.status`: every pair ran; a run still going (or rebuilt mid-run); a run

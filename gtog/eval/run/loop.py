@@ -30,7 +30,7 @@ from gtog.eval.run.engines import Engines
 from gtog.eval.run.guard import Guard, parse_budget
 from gtog.eval.run.outputs import write_results
 from gtog.eval.run.pairwise import PairQueue
-from gtog.eval.run.prepare import prepare
+from gtog.eval.run.preparation import prepare
 from gtog.eval.run.schedule import IndexSchedule
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import Judgement, score_answer

@@ -19,11 +19,11 @@ from gtog.eval.results.records import MethodRecord
 from gtog.eval.results.spec import (
     CHECKPOINT_NAME,
     DETAILED_NAME,
+    QA_DIR,
     SUMMARY_NAME,
     EvalSpec,
     what_differs,
 )
-from gtog.eval.results.views import QA_DIR
 from gtog.eval.run.checkpoint import Checkpoint
 from gtog.eval.run.lock import OutputLock
 

@@ -17,12 +17,12 @@ from gtog.eval.results.log import read_checkpoint_contents
 from gtog.eval.results.spec import (
     CHECKPOINT_NAME,
     DETAILED_NAME,
+    QA_DIR,
     SUMMARY_NAME,
     ShardSpec,
     search_changes,
     spec_changes,
 )
-from gtog.eval.results.views import QA_DIR
 from gtog.eval.run.answers import load_answers
 from gtog.eval.run.config import EvalConfig, load_eval_config
 from gtog.eval.run.guard import parse_budget
