@@ -31,7 +31,9 @@ from jinja2.lexer import (
 from markupsafe import Markup
 
 from gtog.eval.report.bars import error_bars, heat_map, score_bars, stage_bars
+from gtog.eval.report.groups import NONE
 from gtog.eval.report.models import SIGNIFICANCE, CostPoint, PageData
+from gtog.eval.report.pairs import SHADES
 from gtog.eval.report.scatter import cost_scatter, spread_chart
 from gtog.eval.report.svg import method_colors
 
@@ -100,6 +102,8 @@ ENVIRONMENT.filters["num"] = _num
 ENVIRONMENT.filters["g"] = lambda value: f"{value:g}"
 ENVIRONMENT.filters["thousands"] = lambda value: f"{value:,}"
 ENVIRONMENT.globals["SIGNIFICANCE"] = f"{SIGNIFICANCE:g}"
+ENVIRONMENT.globals["SHADES"] = SHADES
+ENVIRONMENT.globals["NONE"] = NONE
 
 
 _COST_PANELS: tuple[tuple[Callable[[CostPoint], float | None], str, str], ...] = (
