@@ -163,7 +163,8 @@ def _call(raw: Any, a: str, b: str) -> Call | None:
 def _verdict(entry: dict[str, Any], a: str, b: str) -> Verdict:
     j = as_dict(entry.get("judgement"))
     agree = j.get("orders_agree")
-    calls = [_call(c, a, b) for c in j.get("calls") or []] if isinstance(j.get("calls"), list) else []
+    raw_calls = j.get("calls")
+    calls = [_call(c, a, b) for c in raw_calls] if isinstance(raw_calls, list) else []
     return Verdict(
         criterion=str(entry.get("criterion")),
         winner={"a": a, "b": b, "tie": "tie"}.get(as_str(j.get("winner")) or ""),
@@ -177,9 +178,9 @@ def _verdict(entry: dict[str, Any], a: str, b: str) -> Verdict:
 def question_pairs(
     raw: Any, criteria: list[str] | None = None, methods: list[str] | None = None
 ) -> list[QuestionPair]:
-    """A detailed question's `pairwise`, one entry per compared pair (in the order first
-    seen; A/A checks last, in `methods` order, their two copies named `m (copy a)` and `m (copy b)`), its
-    verdicts in `criteria` order."""
+    """A detailed question's `pairwise`, one entry per compared pair, its verdicts in
+    `criteria` order: the pairs in the order first seen, then the A/A checks in `methods`
+    order (their two copies named `m (copy a)` and `m (copy b)`)."""
     by_pair: dict[tuple[str, str], list[Verdict]] = {}
     for entry in raw if isinstance(raw, list) else []:
         e = as_dict(entry)
