@@ -179,8 +179,8 @@ def question_pairs(
     raw: Any, criteria: list[str] | None = None, methods: list[str] | None = None
 ) -> list[QuestionPair]:
     """A detailed question's `pairwise`, one entry per compared pair, its verdicts in
-    `criteria` order: the pairs in the order first seen, then the A/A checks in `methods`
-    order (their two copies named `m (copy a)` and `m (copy b)`)."""
+    `criteria` order: the pairs in `methods` order (sorted stably), then the A/A checks
+    (their two copies named `m (copy a)` and `m (copy b)`)."""
     by_pair: dict[tuple[str, str], list[Verdict]] = {}
     for entry in raw if isinstance(raw, list) else []:
         e = as_dict(entry)
@@ -188,10 +188,10 @@ def question_pairs(
         if criterion and a and b:
             names = (a, b) if a != b else (f"{a} (copy a)", f"{b} (copy b)")
             by_pair.setdefault((a, b), []).append(_verdict(e, *names))
-    rank = {c: i for i, c in enumerate(criteria or [])}
+    first = {c: i for i, c in enumerate(criteria or [])}
     pairs = [
-        QuestionPair(a, b, sorted(vs, key=lambda v: rank.get(v.criterion, len(rank))))
+        QuestionPair(a, b, sorted(vs, key=lambda v: first.get(v.criterion, len(first))))
         for (a, b), vs in by_pair.items()
     ]
-    order = {m: i for i, m in enumerate(methods or [])}
-    return sorted(pairs, key=lambda p: (p.aa, order.get(p.a, len(order)) if p.aa else 0))
+    rank = {m: i for i, m in enumerate(methods or [])}
+    return sorted(pairs, key=lambda p: (p.aa, rank.get(p.a, len(rank)), rank.get(p.b, len(rank))))
