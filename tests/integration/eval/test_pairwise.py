@@ -182,4 +182,4 @@ def test_failed_comparisons_are_unscored_never_a_win_or_a_tie(
         assert c["judgement"]["error"].startswith("order ab: 1 of 1 trials failed")
     page = (root / "results" / "report.html").read_text()
     assert page.count(">unscored (2)</td>") == 2  # the matrix: local-dunno and its mirror
-    assert "<b class=\"err\">unscored</b>" in page and "no usable reply" in page
+    assert '<b class="err">unscored</b>' in page and "no usable reply" in page
