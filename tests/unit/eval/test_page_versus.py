@@ -113,7 +113,9 @@ def run_json() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _text(fragment: str) -> str:
-    return html_lib.unescape(re.sub(r"<[^>]+>", "", fragment))
+    """The text of an HTML fragment, its table cells joined by `|`."""
+    cells = re.sub(r"</t[hd]><t[hd][^>]*>", "|", fragment)
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", cells))
 
 
 def _matrix(html: str, heading: str) -> list[list[str]]:
@@ -268,6 +270,17 @@ def test_page_renders_the_sections_and_escapes_answers_and_reasons() -> None:
     checks = html[html.index("A/A checks</h3>") : html.index("What the pairwise judge cost")]
     assert checks.count("fails: slot bias") == 2 and checks.count("position bias</span>") == 2
     assert "The pairwise judge failed 4 of 6 A/A checks" in html
+    rows = [_text(r) for r in re.findall(r"<tr>(.*?)</tr>", checks)]
+    assert [r.split("|") for r in rows[1:3]] == [
+        ["comprehensiveness", "tog", "10", "10", "0", "0", "0", "1.000", "0.0020", "1.00",
+         "fails: slot bias"],
+        ["comprehensiveness", "local", "10", "0", "0", "10", "0", "0.500", "1.0000", "0.00",
+         "position bias"],
+    ]  # fmt: skip
+    every = html[html.index("Every comparison (6)") : html.index("A/A checks</h3>")]
+    local_basic = [_text(r) for r in re.findall(r"<tr>(.*?)</tr>", every)][3].split("|")
+    assert local_basic[:9] == ["comprehensiveness", "local", "basic", "9", "3", "6", "0", "1",
+                               "0.333"]  # fmt: skip
     cost = re.search(r"<th>pairwise judge</th>(.*?)</tr>", html).group(1)
     assert re.findall(r">([^<]+)<", cost) == ["120", "240", "24,000", "2,400", "unknown"]
 
