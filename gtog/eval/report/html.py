@@ -5,7 +5,8 @@ so every string from the data (questions, answers, reasons, contexts, entity nam
 escaped text, and with `StrictUndefined`, so a field missing from the page data fails the
 render instead of leaving a blank. Charts are server-side SVG built in Python
 (gtog.eval.report.bars, gtog.eval.report.scatter; their text escaped by markupsafe) and
-passed in as Markup; a few lines of inline JavaScript only filter the question list. A
+passed in as Markup; the win-rate matrices are HTML tables coloured by class; a few lines
+of inline JavaScript only filter the question list. A
 Content-Security-Policy allows nothing but this page's own style and script (by hash): no
 request leaves the page, and markup inside an answer could not run even if it were not
 escaped, which it is.

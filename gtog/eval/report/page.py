@@ -8,7 +8,9 @@ mean over the questions every method answered and the judge scored
 own scored answers is secondary and labelled. It is tolerant of summaries from other gtog
 versions: without `same_questions` the headline is the own-answers mean, labelled so;
 intervals (`ci95`), paired `comparisons`, per-answer USD costs and the run status
-(`metadata.run`) are shown when present. A missing score is None (unscored), never 0.
+(`metadata.run`) are shown when present, and so are head-to-head judging (`pairwise*`,
+gtog.eval.report.versus) and results by question type (`by_group`, gtog.eval.report.groups).
+A missing score is None (unscored), never 0.
 """
 
 from __future__ import annotations
