@@ -155,6 +155,9 @@ def test_report_with_head_to_head_and_groups_in_headless_chromium(tmp_path: Path
         assert re.search(rf'id="shown"[^>]*>{shown} of 10 questions shown<', filtered.dom)
     visible = re.findall(r'<details class="q" id="q-([^"]+)"(?![^>]*hidden)', filtered.dom)
     assert visible == ["q04", "q05", "q06"]
+    malformed = load_page(CHROMIUM, page.as_uri() + "#g0=%E0%A4%A&wrong")  # not UTF-8
+    assert malformed.console == [] and 'data-ready="1"' in malformed.dom
+    assert re.search(r'id="shown"[^>]*>10 of 10 questions shown<', malformed.dom)
 
     for width in (1280, 400):
         png = screenshot(CHROMIUM, page, tmp_path / f"report-{width}.png", size=(width, 3000))

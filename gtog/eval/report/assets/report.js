@@ -38,7 +38,8 @@
   location.hash.replace(/^#/, '').split('&').forEach(function (p) {
     var eq = p.indexOf('=');
     var name = eq < 0 ? p : p.slice(0, eq);
-    var value = eq < 0 ? '' : decodeURIComponent(p.slice(eq + 1));
+    var value = '';
+    try { value = eq < 0 ? '' : decodeURIComponent(p.slice(eq + 1)); } catch (e) { return; }
     if (name === 'index') {
       form.elements.index.value = value;
     } else if (/^g\d+$/.test(name) && form.elements[name]) {
