@@ -5,7 +5,8 @@ so every string from the data (questions, answers, reasons, contexts, entity nam
 escaped text, and with `StrictUndefined`, so a field missing from the page data fails the
 render instead of leaving a blank. Charts are server-side SVG built in Python
 (gtog.eval.report.bars, gtog.eval.report.scatter; their text escaped by markupsafe) and
-passed in as Markup; a few lines of inline JavaScript only filter the question list. A
+passed in as Markup; the win-rate matrices are HTML tables coloured by class; a few lines
+of inline JavaScript only filter the question list. A
 Content-Security-Policy allows nothing but this page's own style and script (by hash): no
 request leaves the page, and markup inside an answer could not run even if it were not
 escaped, which it is.
@@ -31,7 +32,9 @@ from jinja2.lexer import (
 from markupsafe import Markup
 
 from gtog.eval.report.bars import error_bars, heat_map, score_bars, stage_bars
+from gtog.eval.report.groups import NONE
 from gtog.eval.report.models import SIGNIFICANCE, CostPoint, PageData
+from gtog.eval.report.pairs import SHADES
 from gtog.eval.report.scatter import cost_scatter, spread_chart
 from gtog.eval.report.svg import method_colors
 
@@ -100,6 +103,8 @@ ENVIRONMENT.filters["num"] = _num
 ENVIRONMENT.filters["g"] = lambda value: f"{value:g}"
 ENVIRONMENT.filters["thousands"] = lambda value: f"{value:,}"
 ENVIRONMENT.globals["SIGNIFICANCE"] = f"{SIGNIFICANCE:g}"
+ENVIRONMENT.globals["SHADES"] = SHADES
+ENVIRONMENT.globals["NONE"] = NONE
 
 
 _COST_PANELS: tuple[tuple[Callable[[CostPoint], float | None], str, str], ...] = (

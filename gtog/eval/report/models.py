@@ -9,8 +9,13 @@ scored answers (`MetricScore.own`) is secondary and labelled as such.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from gtog.eval.report.groups import GroupTable
+    from gtog.eval.report.pairs import HeadToHead, QuestionPair
 
 __all__ = [
     "SIGNIFICANCE",
@@ -226,6 +231,14 @@ class Question:
     """A search or judge failed for some method."""
     wrong: bool
     """Some method scored below 0.5 on the primary metric."""
+    groups: dict[str, str] = field(default_factory=dict)
+    """The question's values of the dataset's `group_by` fields (a missing one: absent)."""
+    pairs: list[QuestionPair] = field(default_factory=list)
+    """Head-to-head verdicts, one entry per compared pair (A/A checks last)."""
+
+    def answer(self, method: str) -> Answer | None:
+        """The method's answer to this question, if it has one."""
+        return next((a for a in self.answers if a.method == method), None)
 
 
 @dataclass(frozen=True)
@@ -250,6 +263,10 @@ class PageData:
     or none at all; the page then shows each method's own-answers mean, labelled so)."""
     common: dict[str, int] = field(default_factory=dict)
     """metric -> questions every method answered and the judge scored (same-question n)."""
+    head_to_head: HeadToHead | None = None
+    """Head-to-head judging (None: the run did none)."""
+    groups: list[GroupTable] = field(default_factory=list)
+    """Results by question type, one table per `group_by` field."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

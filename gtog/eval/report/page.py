@@ -8,7 +8,9 @@ mean over the questions every method answered and the judge scored
 own scored answers is secondary and labelled. It is tolerant of summaries from other gtog
 versions: without `same_questions` the headline is the own-answers mean, labelled so;
 intervals (`ci95`), paired `comparisons`, per-answer USD costs and the run status
-(`metadata.run`) are shown when present. A missing score is None (unscored), never 0.
+(`metadata.run`) are shown when present, and so are head-to-head judging (`pairwise*`,
+gtog.eval.report.versus) and results by question type (`by_group`, gtog.eval.report.groups).
+A missing score is None (unscored), never 0.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gtog.eval.report.groups import group_tables
 from gtog.eval.report.models import (
     Comparison,
     CostPoint,
@@ -38,6 +41,7 @@ from gtog.eval.report.questions import (
     tog_paths,
 )
 from gtog.eval.report.readers import as_dict, as_int, as_interval, as_num, as_str
+from gtog.eval.report.versus import head_to_head
 
 __all__ = ["error_kind", "page_data", "primary_metric", "tog_paths"]
 
@@ -285,8 +289,11 @@ def page_data(
         meta["run"] = as_dict(summary.get("metadata"))["run"]
     methods, metrics = _run_shape(meta, detailed, summary)
     primary = primary_metric(metrics)
+    spec = as_dict(meta.get("spec"))
+    versus = head_to_head(summary, spec, methods)
+    criteria = list(versus.criteria) if versus is not None else None
     questions = [
-        question(r, methods, metrics, primary)
+        question(r, methods, metrics, primary, criteria)
         for r in detailed.get("results") or []
         if isinstance(r, dict)
     ]
@@ -306,4 +313,6 @@ def page_data(
         has_intervals=any(s.headline.ci95 is not None for s in scores),
         same_questions=any(s.same is not None for s in scores),
         common=_common(scores, metrics),
+        head_to_head=versus,
+        groups=group_tables(summary, spec, questions, methods, metrics),
     )

@@ -13,6 +13,7 @@ import numpy as np
 
 from gtog.eval.report.models import Answer, ErrorCount, Question, Spread
 from gtog.eval.report.readers import as_dict, as_int, as_num, as_str
+from gtog.eval.report.versus import question_pairs
 
 __all__ = [
     "answers_of",
@@ -91,8 +92,15 @@ def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
     )
 
 
-def question(raw: dict[str, Any], methods: list[str], metrics: list[str], primary: str) -> Question:
-    """One entry of the detailed results' `results`, with its answers in `methods` order."""
+def question(
+    raw: dict[str, Any],
+    methods: list[str],
+    metrics: list[str],
+    primary: str,
+    criteria: list[str] | None = None,
+) -> Question:
+    """One entry of the detailed results' `results`, with its answers in `methods` order
+    (and its head-to-head verdicts, in `criteria` order)."""
     entries = as_dict(raw.get("methods"))
     order = [m for m in methods if m in entries] + [m for m in entries if m not in methods]
     answers = [_answer(m, as_dict(entries[m]), metrics) for m in order]
@@ -109,6 +117,12 @@ def question(raw: dict[str, Any], methods: list[str], metrics: list[str], primar
         disagree=len({round(s, 6) for s in known}) > 1,
         failed=any(a.error or a.judge_errors for a in answers),
         wrong=any(s < 0.5 for s in known),
+        groups={
+            str(k): str(v)
+            for k, v in as_dict(raw.get("groups")).items()
+            if isinstance(v, str | int | float) and not isinstance(v, bool)
+        },
+        pairs=question_pairs(raw.get("pairwise"), criteria, methods),
     )
 
 

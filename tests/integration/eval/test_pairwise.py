@@ -118,6 +118,14 @@ def test_a_method_that_never_answers_loses_every_comparison_and_results_group_by
     assert rules == {"pairwise", "judge:correctness"}
     assert len([e for e in llm_server.chat_log() if e.rule == "pairwise"]) == 24
 
+    # the report: the win-rate matrix, each question's verdicts with reasons, by type
+    page = (root / "results" / "report.html").read_text()
+    assert "Head to head" in page and "comprehensiveness" in page
+    assert "answer 1 answers the question" in page or "answer 2 answers the question" in page
+    assert "Results by type" in page
+    assert 'class="wr wr8"' in page  # local against dunno: won every comparison
+    assert "The pairwise judge failed" not in page  # both A/A checks pass
+
 
 def test_a_judge_that_always_prefers_the_first_answer_gives_ties_between_equals(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
@@ -141,6 +149,9 @@ def test_a_judge_that_always_prefers_the_first_answer_gives_ties_between_equals(
         assert (e["n"], e["ties"], e["win_rate_a"]) == (3, 3, 0.5)
         assert e["position_consistency"] == 0.0 and e["p_value"] == 1.0
     assert "head to head" in result.stdout and "0-0-3" in result.stdout
+    page = (root / "results" / "report.html").read_text()
+    assert page.count('class="wr wr4"') == 4  # even, both ways, on both criteria
+    assert "made no A/A checks" in page and "(the orders disagreed)" in page
 
 
 def test_failed_comparisons_are_unscored_never_a_win_or_a_tie(
@@ -169,3 +180,6 @@ def test_failed_comparisons_are_unscored_never_a_win_or_a_tie(
         [c] = q["pairwise"]
         assert c["judgement"]["winner"] is None
         assert c["judgement"]["error"].startswith("order ab: 1 of 1 trials failed")
+    page = (root / "results" / "report.html").read_text()
+    assert page.count(">unscored (2)</td>") == 2  # the matrix: local-dunno and its mirror
+    assert '<b class="err">unscored</b>' in page and "no usable reply" in page

@@ -119,3 +119,47 @@ def test_report_in_headless_chromium(
     assert stopped.console == []
     banner = re.findall(r'<p class="banner">(.*?)</p>', stopped.dom)
     assert len(banner) == 1 and banner[0].startswith("Partial: 18 of 40 pairs (interrupted).")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_report_with_head_to_head_and_groups_in_headless_chromium(tmp_path: Path) -> None:
+    """The JSON of a run with pairwise judging and `group_by` (made by results.py from
+    records), written to a page by `write_report` and opened as a user would."""
+    from gtog.eval.report.publish import write_report
+    from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME
+    from gtog.files import write_json_atomic
+    from tests.unit.eval.test_page_versus import run_json
+
+    assert CHROMIUM is not None
+    out = tmp_path / "results"
+    detailed, summary = run_json()
+    write_json_atomic(out / DETAILED_NAME, detailed)
+    write_json_atomic(out / SUMMARY_NAME, summary)
+    page, _ = write_report(out)
+
+    loaded = load_page(CHROMIUM, page.as_uri())
+    assert loaded.console == [], "the page logged to the console (a JS error or a CSP block)"
+    assert 'data-ready="1"' in loaded.dom
+    parsed = _Charts()
+    parsed.feed(loaded.dom)
+    assert parsed.charts and all(n > 0 for _, n in parsed.charts), parsed.charts
+    assert parsed.imgs == 0 and parsed.scripts == 1  # the answer and reason holding markup
+    assert loaded.dom.count('<table class="matrix">') == 3  # 2 criteria + by type
+    assert loaded.dom.count('<details class="pair"') == 10 * 4  # 3 pairs + the A/A checks
+    assert re.search(r'id="shown"[^>]*>10 of 10 questions shown<', loaded.dom)
+
+    # the question-type filter runs in the browser, preset by the address
+    for address, shown in (("#g0=who", 3), ("#g0=(none)", 4), ("#g0=which&wrong", 3)):
+        filtered = load_page(CHROMIUM, page.as_uri() + address)
+        assert filtered.console == []
+        assert re.search(rf'id="shown"[^>]*>{shown} of 10 questions shown<', filtered.dom)
+    visible = re.findall(r'<details class="q" id="q-([^"]+)"(?![^>]*hidden)', filtered.dom)
+    assert visible == ["q04", "q05", "q06"]
+    malformed = load_page(CHROMIUM, page.as_uri() + "#g0=%E0%A4%A&wrong")  # not UTF-8
+    assert malformed.console == [] and 'data-ready="1"' in malformed.dom
+    assert re.search(r'id="shown"[^>]*>10 of 10 questions shown<', malformed.dom)
+
+    for width in (1280, 400):
+        png = screenshot(CHROMIUM, page, tmp_path / f"report-{width}.png", size=(width, 3000))
+        assert _png_size(png) == (width, 3000)
+        assert png.stat().st_size > 30_000  # a drawn page, not a blank one
