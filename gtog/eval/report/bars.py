@@ -129,13 +129,15 @@ def heat_map(
     label_w = min(200, 20 + 7 * max(len(k) for k in keys))
     cw, ch, top = 100, 28, 26
     if same_questions:
-        key_text = f"1    colour: mean {metric}, same questions; (k) = questions"
+        key_text = (
+            f"colour: mean {metric} over the questions every method answered; (k) = questions"
+        )
         empty, nothing = "no common", "no question every method answered was scored here"
     else:
-        key_text = f"1    colour: mean {metric}; (k) = answers scored"
+        key_text = f"colour: mean {metric} over each method's scored answers; (k) = answers"
         empty, nothing = "unscored", "nothing scored"
-    width = max(label_w + cw * len(methods) + 20, label_w + 14 * 11 + 16 + 7 * len(key_text))
-    height = top + ch * len(keys) + 44
+    width = max(label_w + cw * len(methods) + 20, label_w + 7 * len(key_text) + 16)
+    height = top + ch * len(keys) + 58
     marks: list[Markup] = []
     for j, method in enumerate(methods):
         marks.append(text(label_w + cw * j + cw / 2, top - 8, method, "middle", "label"))
@@ -196,7 +198,8 @@ def heat_map(
             )
         )
     marks.append(text(label_w - 6, ly + 9, "0", "end", "tick"))
-    marks.append(text(label_w + 14 * 11 + 6, ly + 9, key_text, cls="tick"))
+    marks.append(text(label_w + 14 * 11 + 6, ly + 9, "1", cls="tick"))
+    marks.append(text(label_w, ly + 26, key_text, cls="tick"))
     return chart(width, height, f"Mean {metric} per index and method", *marks)
 
 

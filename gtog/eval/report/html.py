@@ -100,7 +100,10 @@ ENVIRONMENT = Environment(
 )
 """The templates' environment: autoescaping on, `StrictUndefined`, layout whitespace dropped."""
 ENVIRONMENT.filters["num"] = _num
-ENVIRONMENT.filters["g"] = lambda value: f"{value:g}"
+ENVIRONMENT.filters["score"] = lambda value: (
+    f"{value:g}" if float(value).is_integer() else f"{value:.2f}"
+)
+"""A score as the tables show it: 0 or 1 for a judge's verdict, two decimals for a fraction."""
 ENVIRONMENT.filters["thousands"] = lambda value: f"{value:,}"
 ENVIRONMENT.globals["SIGNIFICANCE"] = f"{SIGNIFICANCE:g}"
 ENVIRONMENT.globals["SHADES"] = SHADES

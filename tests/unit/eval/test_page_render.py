@@ -193,3 +193,14 @@ def test_records_left_out_of_the_summary_are_named_above_the_figures() -> None:
         "2 answer(s) made with earlier settings are left out (tog 2); they are re-run by "
         "--resume --force"
     ]
+
+
+def test_scores_read_alike_and_the_charts_explain_their_marks() -> None:
+    detailed, summary = run_json(current=True)
+    entry = detailed["results"][0]["methods"]["tog"]
+    entry["scores"]["token_recall"] = 6 / 7
+    html = render_page(page_data(detailed, summary))
+    assert ">0.86<" in html and "0.857143" not in html  # two decimals, as 0.40 beside it
+    assert "whiskers from the 10th to the 90th percentile" in html
+    heat = re.search(r"<h2[^>]*>Mean \w+ per index.*?</svg>", html, re.S)
+    assert heat is not None and ">1<" in heat.group(0) and "1    colour" not in heat.group(0)
