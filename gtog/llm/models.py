@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -191,15 +193,55 @@ async def _stop_litellm_worker() -> None:
 
 
 def run_sync(awaitable: Any) -> Any:
-    """`asyncio.run(awaitable)`, then LiteLLM's background worker is stopped cleanly."""
+    """`asyncio.run(awaitable)`, then LiteLLM's background worker is stopped cleanly.
+
+    In the main thread, Ctrl-C (and SIGTERM) cancel the work inside the loop, so its
+    `finally` blocks run in order, and then raise `KeyboardInterrupt`. (graphrag_llm applies
+    nest_asyncio2, whose `asyncio.run` leaves SIGINT to land in whatever frame is running,
+    perhaps the event loop's own, skipping the coroutines' clean-up.) A second Ctrl-C stops
+    at once.
+    """
+    interrupted = False
 
     async def main() -> Any:
+        nonlocal interrupted
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        handled = _catch_interrupts(loop)
+        for signum in handled:
+
+            def interrupt(signum: int = signum) -> None:
+                nonlocal interrupted
+                interrupted = True
+                loop.remove_signal_handler(signum)  # the next one is not caught
+                if task is not None:
+                    task.cancel()
+
+            loop.add_signal_handler(signum, interrupt)
         try:
             return await awaitable
+        except asyncio.CancelledError:
+            if not interrupted:
+                raise
+            return None  # raised below, outside the loop (no "exception never retrieved")
         finally:
+            for signum in handled:
+                loop.remove_signal_handler(signum)
             await _stop_litellm_worker()
 
-    return asyncio.run(main())
+    result = asyncio.run(main())
+    if interrupted:
+        raise KeyboardInterrupt
+    return result
+
+
+def _catch_interrupts(loop: asyncio.AbstractEventLoop) -> list[int]:
+    """The signals `run_sync` turns into a cancel: those still at Python's default, in the
+    main thread (a caller's own handlers are left alone)."""
+    if threading.current_thread() is not threading.main_thread():
+        return []
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    return [s for s, default in defaults.items() if signal.getsignal(s) is default]
 
 
 class EmbeddingModel:

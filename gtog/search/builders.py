@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from graphrag.query.structured_search.base import SearchResult
 from graphrag.query.structured_search.basic_search.search import BasicSearch
 
+from gtog.errors import InputError
 from gtog.search.metering import MeteredCompletion, PrefetchingCompletion, meter_model, stage
 from gtog.search.offloop import OffLoopSearch, QueryEmbedder
 from gtog.search.outcome import SearchEngine
@@ -195,11 +196,12 @@ def _text_unit_store(project: Project) -> Any:
 
     try:
         return in_memory(project.vector_store(text_unit_text_embedding))
-    except Exception:
+    except Exception as exc:
         logging.getLogger(__name__).warning(
-            "%s: no text-unit embedding store; text-guided ToG ranks by entity descriptions",
+            "%s: no text-unit embedding store (%s); text-guided ToG ranks by entity descriptions",
             project.root,
-            exc_info=True,
+            exc,
+            exc_info=not isinstance(exc, InputError),
         )
         return None
 

@@ -201,6 +201,8 @@ def test_ctrl_c_writes_results_that_say_partial_and_never_mix_two_judges(
     _, summary = load_results(root)
     assert summary["metadata"]["run"] == {"status": "complete", "pairs_done": 8, "pairs_total": 8}
     assert "partial" not in resumed.stdout
+    keys = checkpoint_keys(root / "results" / "eval_checkpoint.jsonl")
+    assert len(keys) == len(set(keys)) == 8, keys  # nothing searched twice
 
     # a new judge prompt, and a rescore interrupted half-way: the summary keeps the answers
     # the new judge has not seen out of the scores, and says how many
