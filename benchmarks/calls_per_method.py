@@ -23,10 +23,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from recording import add_record_flag, write_results
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-RESULTS = REPO / "benchmarks" / "results" / "calls_per_method.json"
+RESULTS = "calls_per_method.json"
 
 
 def run_scripted(width: int, depth: int) -> tuple[dict, dict]:
@@ -96,6 +98,7 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=3)
     parser.add_argument("--depth", type=int, default=3)
     parser.add_argument("--summary", type=Path, help="report from this summary JSON instead")
+    add_record_flag(parser)
     args = parser.parse_args()
     if args.summary:
         summary, extra = json.loads(args.summary.read_text()), {"source": str(args.summary)}
@@ -105,8 +108,7 @@ def main() -> None:
         summary, extra = run_scripted(args.width, args.depth)
         detailed = extra.pop("detailed")
     result = {**report(summary, detailed, args.width, args.depth), **extra}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    written = write_results(RESULTS, result, args.record)
     print("| method | avg LLM calls | max | bound | avg prompt tok | avg output tok |")
     print("|---|---:|---:|---:|---:|---:|")
     for method in ("tog", "local", "basic"):
@@ -117,7 +119,7 @@ def main() -> None:
                 f"| {method} | {r['avg_llm_calls']:.1f} | {r.get('max_llm_calls', '-')} | {bound} "
                 f"| {r['avg_prompt_tokens']:.0f} | {r['avg_output_tokens']:.0f} |"
             )
-    print(f"\n({result['source']}; written to {RESULTS.relative_to(REPO)})")
+    print(f"\n({result['source']}; written to {written.relative_to(REPO)})")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ time from its start to the first record in the checkpoint, to the last, and the 
     python benchmarks/many_indexes.py --counts 4 40 --dims 1536 --label after
 
 Each (label, indexes, dims) result replaces the one stored before in
-benchmarks/results/many_indexes.json.
+benchmarks/out/many_indexes.json (with `--record`: benchmarks/results/many_indexes.json).
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from recording import add_record_flag, results_path
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-RESULTS = REPO / "benchmarks" / "results" / "many_indexes.json"
+RESULTS = "many_indexes.json"
 
 
 def _link_tree(src: Path, dst: Path) -> None:
@@ -130,14 +132,16 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--label", required=True, help="e.g. before / after")
     parser.add_argument("--code", type=Path, help="run gtog from this source folder")
+    add_record_flag(parser)
     args = parser.parse_args()
+    target = results_path(RESULTS, args.record)
 
     from tests.support.scripted_server import ScriptedServer
     from tests.support.synthetic import synthetic_index
     from tests.support.tog_rules import tog_rules
     from tests.support.world import default_rules, judge_rules
 
-    stored = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
+    stored = json.loads(target.read_text()) if target.exists() else {"runs": []}
     work = Path(tempfile.mkdtemp(prefix="gtog-many-"))
     try:
         for dims in args.dims:
@@ -175,7 +179,8 @@ def main() -> None:
             "community_reports": 60,
         }
         stored["runs"].sort(key=lambda r: (r["label"] != "before", r["dims"], r["indexes"]))
-        RESULTS.write_text(json.dumps(stored, indent=2) + "\n")
+        target.write_text(json.dumps(stored, indent=2) + "\n")
+        print(f"wrote {target}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -16,7 +16,8 @@ test suite makes is replayed as a case too. `--time`: per-call time of run_evalu
 on the same batches. `--write-fixture N`: N cases per category with graphrag-eval's
 outcomes into tests/fixtures/qa/ge6_parity.json.gz (replayed by the parity test in
 CI). `--readme`: rewrites the README's tables between the qa-differential markers.
-Writes benchmarks/results/qa_differential.json and prints the tables.
+Writes benchmarks/out/qa_differential.json (with `--record`: benchmarks/results/) and prints
+the tables.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from qa_cases import make_case  # noqa: E402
 from qa_witnesses import readme_table, run_witnesses  # noqa: E402
+from recording import add_record_flag, results_path  # noqa: E402
 
 from tests.support.qa_parity import (  # noqa: E402
     CATEGORIES,
@@ -51,7 +53,7 @@ from tests.support.qa_parity import (  # noqa: E402
     run_gtog,
 )
 
-RESULTS = REPO / "benchmarks" / "results" / "qa_differential.json"
+RESULTS = "qa_differential.json"
 FIXTURE = REPO / "tests" / "fixtures" / "qa" / "ge6_parity.json.gz"
 README = REPO / "README.md"
 WORKER = Path(__file__).parent / "ge6_worker.py"
@@ -317,7 +319,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--write-fixture", type=int, metavar="N")
     parser.add_argument("--readme", action="store_true", help="rewrite the README tables")
+    add_record_flag(parser)
     args = parser.parse_args()
+    target = results_path(RESULTS, args.record)
     exe = ensure_venv(args.venv, args.python, extras=args.upstream is not None)
     upstream = upstream_cases(exe, args.upstream) if args.upstream else []
     cases: list[tuple[str, str, Any, Any]] = []
@@ -340,9 +344,10 @@ def main() -> None:
     results["witnesses"] = run_witnesses(exe, worker)
     if args.time:
         results["timing"] = timing(exe, args.batches, args.repeat, args.rounds, upstream)
-    elif RESULTS.exists():  # keep the last benchmark's figures
-        results["timing"] = json.loads(RESULTS.read_text()).get("timing")
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    elif target.exists():  # keep the last benchmark's figures
+        results["timing"] = json.loads(target.read_text()).get("timing")
+    target.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {target}")
     table = counts_table(tallies)
     print(table)
     print()

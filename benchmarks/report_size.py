@@ -7,7 +7,9 @@ the SVG charts, the inline style and script, the collapsed contexts (`<pre>`), w
 more answer adds (the page of all questions against the page of the first half, both
 rendered from the run's JSON) and the time to build and render the page.
 
-    python benchmarks/report_size.py [--out DIR]
+    python benchmarks/report_size.py [--out DIR] [--record]
+
+Writes benchmarks/out/report_size.json (with `--record`: benchmarks/results/).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from recording import add_record_flag, write_results
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-RESULTS = REPO / "benchmarks" / "results" / "report_size.json"
+RESULTS = "report_size.json"
 
 
 def _bytes(parts: list[str]) -> int:
@@ -74,6 +78,7 @@ def main() -> int:
     """Run (or read) the example, measure its page, write the results file."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="a finished output folder to measure")
+    add_record_flag(parser)
     args = parser.parse_args()
     out = args.out
     if out is None:
@@ -87,8 +92,9 @@ def main() -> int:
             print(proc.stderr[-3000:], file=sys.stderr)
             return proc.returncode
     result = measure(out)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    written = write_results(RESULTS, result, args.record)
     print(json.dumps(result, indent=2))
+    print(f"wrote {written}")
     return 0
 
 

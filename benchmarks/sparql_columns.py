@@ -9,23 +9,24 @@ Brute force stops at the time budget and is reported as "> budget".
 
     python benchmarks/sparql_columns.py [--budget 5] [--rows 1000]
 
-Writes benchmarks/results/sparql_columns.json and prints a markdown table.
+Writes benchmarks/out/sparql_columns.json (with `--record`: benchmarks/results/) and prints
+a markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import platform
 import random
 import time
-from pathlib import Path
 from typing import Any
+
+from recording import add_record_flag, write_results
 
 from gtog.qa.sparql import BudgetExceeded, Table, match_columns, match_columns_bruteforce
 
-RESULTS = Path(__file__).parent / "results" / "sparql_columns.json"
+RESULTS = "sparql_columns.json"
 CASES = [(m, n) for m in (3, 4, 5, 6) for n in (6, 8, 10)]
 
 
@@ -101,18 +102,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--budget", type=float, default=5.0, help="brute-force seconds per case")
     parser.add_argument("--rows", type=int, default=1000)
+    add_record_flag(parser)
     args = parser.parse_args()
     records = run(args.budget, args.rows)
     for r in records:
         assert r["pruned_found"] == (r["case"] == "match"), r
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "budget_sec": args.budget,
         "machine": f"{platform.machine()}, python {platform.python_version()}",
         "records": records,
     }
-    RESULTS.write_text(json.dumps(payload, indent=2) + "\n")
+    written = write_results(RESULTS, payload, args.record)
     print(table(records, args.budget))
+    print(f"wrote {written}")
 
 
 if __name__ == "__main__":

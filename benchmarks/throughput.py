@@ -53,11 +53,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from recording import add_record_flag, results_path
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 SPY_ARGS: list[str] = []
-RESULTS = REPO / "benchmarks" / "results" / "throughput.json"
+RESULTS = "throughput.json"
 INDEXES = REPO / "eval" / "indexes"
 EXAMPLE_QA = REPO / "eval" / "qa_eval.json"
 
@@ -296,7 +298,13 @@ def main() -> None:
     parser.add_argument("--native", action="store_true", help="py-spy --native (C frames)")
     parser.add_argument("--processes", type=int, default=1, help="shards run at once")
     parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help="results file (default: benchmarks/out/ or, with --record, "
+        "benchmarks/results/throughput.json)",
+    )
+    add_record_flag(parser)
     parser.add_argument("--commit", help="commit of --gtog-root (default: its git HEAD)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (and stacks)")
     parser.add_argument(
@@ -365,6 +373,7 @@ def main() -> None:
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "methods": rows,
     }
+    args.output = args.output or results_path(RESULTS, args.record)
     data = json.loads(args.output.read_text()) if args.output.is_file() else {}
     data[args.label] = entry
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ questions cannot tell the two apart).
   the local 1.5B model, on benchmarks/data/tog_variants_example.json (eval/qa_eval.json's
   questions with their gold evidence sentences from the stories).
 
-Writes benchmarks/results/tog_variants_<mode>.json.
+Writes benchmarks/out/tog_variants_<mode>.json (with `--record`: benchmarks/results/).
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from recording import add_record_flag, results_path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-RESULTS = REPO / "benchmarks" / "results"
 EXAMPLE_QA = REPO / "benchmarks" / "data" / "tog_variants_example.json"
 KEYS = ("lighthouse", "orchard")
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("mode", choices=["scripted", "local"])
     parser.add_argument("extra", nargs="*", help="extra `gtog eval` arguments (after --)")
     parser.add_argument("--keep", type=Path, help="keep the run's folder here")
+    add_record_flag(parser)
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="gtog-tog-variants-"))
@@ -245,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         if "items" in meta:
             result["dataset"] = meta["items"]
-        path = RESULTS / f"tog_variants_{args.mode}.json"
+        path = results_path(f"tog_variants_{args.mode}.json", args.record)
         path.write_text(json.dumps(result, indent=2, default=str) + "\n")
         for name, row in result["variants"].items():
             print(

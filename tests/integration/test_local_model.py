@@ -170,3 +170,39 @@ def test_query_local_tog_verbose_prints_paths_and_the_call_split() -> None:
     assert {s for s, _, _ in stages} >= {"entity_linking", "answer"}
     assert sum(int(c) for _, c, _ in stages) == int(total.group(1))
     assert all(int(p) > 0 for _, c, p in stages if int(c) > 0)
+
+
+@pytest.mark.local_model
+@needs_local
+def test_local_server_replies_repeat_whatever_came_before() -> None:
+    """A request sampled at temperature 0.8 gets the same reply after any other request."""
+    import json
+    import urllib.request
+
+    from gtog.local import LocalModelServer
+
+    def ask(base_url: str, text: str) -> str:
+        body = {
+            "model": CHAT_MODEL_NAME,
+            "messages": [
+                {"role": "system", "content": "You retell stories in one sentence."},
+                {"role": "user", "content": text},
+            ],
+            "temperature": 0.8,
+            "max_tokens": 24,
+        }
+        request = urllib.request.Request(
+            f"{base_url}/chat/completions",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(request, timeout=300) as reply:
+            return json.load(reply)["choices"][0]["message"]["content"]
+
+    story = "A keeper on a rock island lights a lamp each night and writes down the ships."
+    with LocalModelServer() as info:
+        first = ask(info.base_url, story)
+        ask(info.base_url, "A baker in a small town bakes bread before dawn for the mayor.")
+        again = ask(info.base_url, story)
+    assert first and again == first
