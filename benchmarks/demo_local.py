@@ -7,7 +7,8 @@
 Runs the demo command once (the local model server is started and stopped by
 `gtog eval --local` itself), measures its wall time, and records the answers and judge
 scores from the eval output folder (eval_results_summary.json and
-eval_results_detailed.json) into benchmarks/results/demo_local.json, with the
+eval_results_detailed.json) into benchmarks/out/demo_local.json (with `--record`:
+benchmarks/results/, the file the README quotes), with the
 machine's CPU count and the versions involved. Needs the gtog[local] extra.
 """
 
@@ -24,9 +25,10 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from recording import add_record_flag, write_results
+
 REPO = Path(__file__).resolve().parents[1]
 OUTPUT = REPO / "eval" / "results" / "demo_local"
-RESULT = REPO / "benchmarks" / "results" / "demo_local.json"
 
 # The demo's eval config (paths relative to the repo). Sized for 2 CPU cores: one judge
 # metric with reason-first prompts (a 1.5B judge is near chance when asked for the score
@@ -100,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="eval config (default: the repo's eval_config.yaml, as in the README)",
     )
+    add_record_flag(parser)
     args = parser.parse_args(argv)
     config = args.config or DEFAULT_CONFIG
 
@@ -152,9 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         "server_requests": _server_stats(server_log),
         "stderr_tail": proc.stderr[-2000:] if proc.returncode else "",
     }
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    print(f"wall time {wall:.0f} s, return code {proc.returncode}; wrote {RESULT}")
+    path = write_results("demo_local.json", result, args.record)
+    print(f"wall time {wall:.0f} s, return code {proc.returncode}; wrote {path}")
     return proc.returncode
 
 

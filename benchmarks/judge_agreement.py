@@ -9,7 +9,7 @@ Starts the local model server (the gtog[local] extra), judges the labelled cases
 benchmarks/data/judge_cases.json with `gtog.eval.run.judge_check` (the library behind
 `gtog judge-check`: JSON mode, temperature 0, as `gtog eval` does), and writes accuracy,
 Cohen's kappa with its 95% interval, the confusion matrix and the wall time per prompt
-set to benchmarks/results/judge_agreement.json.
+set to benchmarks/out/judge_agreement.json (with `--record`: benchmarks/results/).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from recording import add_record_flag, write_results
+
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "benchmarks" / "data" / "judge_cases.json"
-RESULT = REPO / "benchmarks" / "results" / "judge_agreement.json"
 DEFAULT_PROMPTS = REPO / "gtog" / "local" / "judge_prompts"
 
 
@@ -75,7 +76,7 @@ async def _score(prompts_dir: Path, info: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", action="append", type=Path, help="judge prompts dir")
-    parser.add_argument("--out", type=Path, default=RESULT)
+    add_record_flag(parser)
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -93,12 +94,10 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             results.append(result)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps({"cpu_count": os.cpu_count(), "results": results}, indent=1) + "\n",
-        encoding="utf-8",
+    path = write_results(
+        "judge_agreement.json", {"cpu_count": os.cpu_count(), "results": results}, args.record
     )
-    print(f"wrote {args.out}")
+    print(f"wrote {path}")
     return 0
 
 

@@ -100,7 +100,8 @@ async def test_text_guided_records_its_text_units_and_works_without_their_table(
     result = await engine.search(question)
     assert set(result.context_data["exploration"]["text_source"]) == {"entity_description"}
     fallbacks = result.context_data["fallbacks"]
-    assert "no text_unit_text vector store" in fallbacks[fallbacks["stage"] == "ranking"]["reason"].iloc[0]
+    ranking = fallbacks[fallbacks["stage"] == "ranking"]["reason"].iloc[0]
+    assert "no text_unit_text vector store" in ranking
     units = result.context_data["text_units"]
     assert units["similarity"].isna().all() and units["used"].any()
     assert result.response and result.response != "UNSCRIPTED"
