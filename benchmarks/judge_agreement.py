@@ -4,6 +4,12 @@
     python benchmarks/judge_agreement.py                                 # gtog/local/judge_prompts
     python benchmarks/judge_agreement.py --prompts gtog/eval/prompts     # the design's prompts
     python benchmarks/judge_agreement.py --prompts DIR --prompts DIR2    # compare prompt sets
+    python benchmarks/judge_agreement.py --cases benchmarks/data/judge_cases_heldout.json
+
+The default cases (benchmarks/data/judge_cases.json) are the ones the local prompt was
+chosen on; the held-out cases were written afterwards and never used to tune it: their
+agreement is the figure to quote. Results go to judge_agreement.json, or
+judge_agreement_<suffix>.json for judge_cases_<suffix>.json.
 
 Starts the local model server (the gtog[local] extra), judges the labelled cases in
 benchmarks/data/judge_cases.json with `gtog.eval.run.judge_check` (the library behind
@@ -30,13 +36,13 @@ CASES = REPO / "benchmarks" / "data" / "judge_cases.json"
 DEFAULT_PROMPTS = REPO / "gtog" / "local" / "judge_prompts"
 
 
-async def _score(prompts_dir: Path, info: Any) -> dict[str, Any]:
+async def _score(prompts_dir: Path, info: Any, cases_path: Path) -> dict[str, Any]:
     from gtog.eval.run.judge_check import agreement, judge_cases, load_cases
     from gtog.eval.scoring.judges import load_prompts
     from gtog.local.clients import local_chat_model
 
-    cases = load_cases(CASES)
-    source = {c["id"]: c["source"] for c in json.loads(CASES.read_text())["cases"]}
+    cases = load_cases(cases_path)
+    source = {c["id"]: c["source"] for c in json.loads(cases_path.read_text())["cases"]}
     prompts = load_prompts(prompts_dir)
 
     def show(case: Any, verdict: Any) -> None:
@@ -76,6 +82,7 @@ async def _score(prompts_dir: Path, info: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", action="append", type=Path, help="judge prompts dir")
+    parser.add_argument("--cases", type=Path, default=CASES, help="labelled cases (JSON)")
     add_record_flag(parser)
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -86,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     with running_local_server() as info:
         for prompts_dir in args.prompts or [DEFAULT_PROMPTS]:
             print(f"{prompts_dir}:", flush=True)
-            result = asyncio.run(_score(prompts_dir.resolve(), info))
+            result = asyncio.run(_score(prompts_dir.resolve(), info, args.cases.resolve()))
             a = result["agreement"]
             print(
                 f"{prompts_dir}: accuracy {a['accuracy']} kappa {a['kappa']} {a['kappa_ci95']} "
@@ -94,9 +101,13 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             results.append(result)
-    path = write_results(
-        "judge_agreement.json", {"cpu_count": os.cpu_count(), "results": results}, args.record
-    )
+    suffix = args.cases.stem.removeprefix("judge_cases")
+    data = {
+        "cases": os.path.relpath(args.cases.resolve(), REPO),
+        "cpu_count": os.cpu_count(),
+        "results": results,
+    }
+    path = write_results(f"judge_agreement{suffix}.json", data, args.record)
     print(f"wrote {path}")
     return 0
 

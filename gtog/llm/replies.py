@@ -23,7 +23,7 @@ from gtog.llm.usage import CUT_REASONS, ChatReply
 if TYPE_CHECKING:
     from gtog.llm.models import ChatModel, Messages
 
-__all__ = ["JsonReply", "ask_json", "parse_json_reply"]
+__all__ = ["JsonReply", "ask_json", "exact_choice", "optional_text", "parse_json_reply"]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -40,6 +40,24 @@ class JsonReply(Generic[T]):
     replies: tuple[ChatReply, ...] = ()
     text: str | None = None
     """The last raw reply (for logs and reasons)."""
+
+
+def exact_choice(value: Any, allowed: tuple[int, ...], name: str) -> Any:
+    """A reply's number as written ("1", 1.0 -> 1) when it is one of `allowed`, for a
+    pydantic `mode="before"` validator; a boolean is refused (true is not 1)."""
+    if isinstance(value, bool):
+        choices = ", ".join(map(str, allowed))
+        raise ValueError(f"{name} must be one of {choices}, not a boolean")
+    if isinstance(value, str) and value.strip() in {str(a) for a in allowed}:
+        return int(value.strip())
+    if isinstance(value, float) and value in allowed:
+        return int(value)
+    return value
+
+
+def optional_text(value: Any) -> str | None:
+    """A reply's free-text field as text (a number or list the model wrote, stringified)."""
+    return None if value is None else str(value)
 
 
 def _json_candidates(text: str) -> Iterator[str]:

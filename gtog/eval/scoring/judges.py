@@ -21,6 +21,7 @@ from pydantic import BaseModel, field_validator
 from gtog.errors import InputError, describe_exception
 from gtog.eval.scoring.base import Judgement, ScorerBase, register_scorer
 from gtog.llm import ChatModel, UsageMeter, ask_json, fatal_reason, metering, parse_json_reply
+from gtog.llm.replies import exact_choice, optional_text
 from gtog.prompts import placeholders, render_prompt
 
 if TYPE_CHECKING:
@@ -64,18 +65,12 @@ class Verdict(BaseModel):
     @field_validator("score", mode="before")
     @classmethod
     def _exact(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("score must be 0 or 1, not a boolean")
-        if isinstance(value, str) and value.strip() in ("0", "1"):
-            return int(value.strip())
-        if isinstance(value, float) and value in (0.0, 1.0):
-            return int(value)
-        return value
+        return exact_choice(value, (0, 1), "score")
 
     @field_validator("reason", mode="before")
     @classmethod
     def _text(cls, value: Any) -> Any:
-        return None if value is None else str(value)
+        return optional_text(value)
 
 
 class JudgeParseError(ValueError):

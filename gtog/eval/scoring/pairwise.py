@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, field_validator
 from gtog.errors import InputError, describe_exception
 from gtog.eval.scoring.base import ScoringSetup
 from gtog.llm import ask_json, fatal_reason, metering
+from gtog.llm.replies import exact_choice, optional_text
 from gtog.prompts import placeholders, render_prompt
 
 if TYPE_CHECKING:
@@ -80,18 +81,12 @@ class PairVerdict(BaseModel):
     @field_validator("winner", mode="before")
     @classmethod
     def _exact(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("winner must be 1, 2 or 0, not a boolean")
-        if isinstance(value, str) and value.strip() in ("0", "1", "2"):
-            return int(value.strip())
-        if isinstance(value, float) and value in (0.0, 1.0, 2.0):
-            return int(value)
-        return value
+        return exact_choice(value, (0, 1, 2), "winner")
 
     @field_validator("reason", mode="before")
     @classmethod
     def _text(cls, value: Any) -> Any:
-        return None if value is None else str(value)
+        return optional_text(value)
 
 
 class PairCall(BaseModel):

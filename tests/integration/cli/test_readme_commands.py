@@ -1,0 +1,150 @@
+"""Every `gtog` command in the README runs as written from the clone's root.
+
+The commands are read from the README's bash blocks (a cluster job script, with its
+variables, is left out). Each must name real commands, options and input files; those
+that need no model run for real, in a copy of the clone's example, after a scripted-model
+run has written the results they read.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gtog.cli import cli
+from tests.support.projects import gtog
+from tests.support.scripted_server import ScriptedServer
+
+REPO = Path(__file__).resolve().parents[3]
+README = REPO / "README.md"
+MADE_BY_EARLIER_COMMANDS = Path("eval/results")
+"""Written by the README's first command (and the ones after it), not in a clone."""
+OUTPUT_OPTIONS = {"output", "out", "aggregates"}
+PATH_NAMES = {"root", "config", "input", "reference", "responses", "output_dir", "dirs"}
+
+
+def readme_commands() -> list[list[str]]:
+    """The argument lists of the README's `gtog ...` commands, in order."""
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S):
+        if block.startswith("#!"):  # a job script for a cluster, with its variables
+            continue
+        for line in block.replace("\\\n", " ").splitlines():
+            for part in line.split("&&"):
+                words = shlex.split(part, comments=True)
+                if words[:1] == ["gtog"]:
+                    commands.append(words[1:])
+    return commands
+
+
+COMMANDS = readme_commands()
+
+
+def needs_no_model(args: list[str]) -> bool:
+    """`eval report`, `eval merge` and `qa-eval` without a config call no model."""
+    return args[:2] in (["eval", "report"], ["eval", "merge"]) or (
+        args[:1] == ["qa-eval"] and "--config" not in args
+    )
+
+
+def parsed(args: list[str]) -> list[Any]:
+    """Parse `args` as the CLI does, down to the command that runs (nothing is invoked)."""
+    contexts = [cli.make_context("gtog", list(args))]
+    command: Any = cli
+    while hasattr(command, "get_command"):  # a group (typer's click or click's)
+        rest = [*contexts[-1]._protected_args, *contexts[-1].args]
+        if not rest:
+            break
+        sub = command.get_command(contexts[-1], rest[0])
+        assert sub is not None, f"gtog {' '.join(args)}: no command {rest[0]!r}"
+        contexts.append(sub.make_context(rest[0], rest[1:], parent=contexts[-1]))
+        command = sub
+    return contexts
+
+
+def test_commands_are_parsed_down_to_the_one_that_runs() -> None:
+    contexts = parsed(["eval", "report", "eval/results"])
+    assert [c.info_name for c in contexts] == ["gtog", "eval", "report"]
+    assert contexts[-1].params["output_dir"] == Path("eval/results")
+    with pytest.raises(Exception, match="No such option"):
+        parsed(["eval", "--no-such-flag"])
+
+
+def test_the_readme_has_the_commands_it_shows() -> None:
+    assert len(COMMANDS) >= 12
+    assert ["eval", "--root", ".", "--local", "--limit", "3"] in COMMANDS  # first screen
+    assert sum(needs_no_model(c) for c in COMMANDS) >= 3
+    assert not any("./gtog" in " ".join(c) for c in COMMANDS)  # the package, not a study
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a)[:60])
+def test_each_readme_command_names_real_options_and_files(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    command = " ".join(args)
+    inputs: dict[str, Path] = {}
+    for ctx in parsed(args):
+        for name, value in ctx.params.items():
+            values = value if isinstance(value, list | tuple) else [value]
+            for v in values:
+                path_like = isinstance(v, Path) or (isinstance(v, str) and name in PATH_NAMES)
+                if not path_like or name in OUTPUT_OPTIONS:
+                    continue
+                inputs.setdefault(name, Path(v))
+                if Path(v).is_relative_to(MADE_BY_EARLIER_COMMANDS):
+                    continue
+                assert Path(v).exists(), f"gtog {command}: {name} {v} not in the clone"
+    root = inputs.get("root")
+    if args[:1] == ["eval"] and not needs_no_model(args):  # what --root must hold
+        assert (inputs.get("config") or root / "eval_config.yaml").is_file(), command
+    if args[:1] == ["query"]:
+        assert root is not None and (root / "settings.yaml").is_file(), command
+
+
+def _clone_example(dest: Path) -> Path:
+    """The clone's files the README's commands read, in `dest`."""
+    shutil.copy(REPO / "eval_config.yaml", dest)
+    shutil.copytree(REPO / "eval", dest / "eval", ignore=shutil.ignore_patterns("results"))
+    shutil.copytree(REPO / "tests" / "fixtures" / "qa", dest / "tests" / "fixtures" / "qa")
+    return dest
+
+
+def test_readme_commands_that_need_no_model_run_as_written(
+    llm_server: ScriptedServer,
+    example_indexes: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clone = _clone_example(tmp_path)
+    monkeypatch.chdir(clone)
+    # what the README's model commands write, made with the scripted model instead
+    scripted = clone / "scripted.yaml"
+    scripted.write_text(
+        (clone / "eval_config.yaml")
+        .read_text()
+        .replace("eval/indexes/lighthouse", str(example_indexes["lighthouse"]))
+        .replace("eval/indexes/orchard", str(example_indexes["orchard"]))
+        .replace("prompts_dir: gtog/local/judge_prompts", "")
+    )
+    base = ["eval", "--root", ".", "--config", str(scripted), "--limit", "1", "-m", "local", "-q"]
+    for extra in ([], *(["--shard", f"{i}/4"] for i in range(4))):
+        made = gtog(*base, *extra)
+        assert made.returncode == 0, made.stderr
+
+    ran = 0
+    for args in COMMANDS:
+        if not needs_no_model(args):
+            continue
+        result = gtog(*args)
+        assert result.returncode == 0, f"gtog {' '.join(args)}: {result.stderr}"
+        ran += 1
+    assert ran >= 3
+    assert (clone / "eval" / "results" / "report.html").exists()
+    assert (clone / "eval" / "merged" / "eval_results_summary.json").exists()
+    assert (clone / "eval" / "results" / "qa.yaml").exists()
