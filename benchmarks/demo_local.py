@@ -3,6 +3,7 @@
 
     python benchmarks/demo_local.py                 # the README command
     python benchmarks/demo_local.py -- --limit 1    # extra arguments for `gtog eval`
+    python benchmarks/demo_local.py --config eval/tog_3x3.yaml --name demo_tog_3x3 -- -m tog
 
 Runs the demo command once (the local model server is started and stopped by
 `gtog eval --local` itself), measures its wall time, and records the answers and judge
@@ -102,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="eval config (default: the repo's eval_config.yaml, as in the README)",
     )
+    parser.add_argument(
+        "--name", default="demo_local", help="results file name (NAME.json; default demo_local)"
+    )
     add_record_flag(parser)
     args = parser.parse_args(argv)
     config = args.config or DEFAULT_CONFIG
@@ -155,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         "server_requests": _server_stats(server_log),
         "stderr_tail": proc.stderr[-2000:] if proc.returncode else "",
     }
-    path = write_results("demo_local.json", result, args.record)
+    path = write_results(f"{args.name}.json", result, args.record)
     print(f"wall time {wall:.0f} s, return code {proc.returncode}; wrote {path}")
     return proc.returncode
 

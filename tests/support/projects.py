@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 STORIES = REPO / "eval" / "stories"
@@ -135,6 +136,23 @@ def gtog(
         capture_output=True,
         text=True,
         timeout=timeout,
+    )
+
+
+def start_gtog(*args: str, env: dict[str, str] | None = None) -> Any:
+    """Start the `gtog` CLI without waiting: an object with `pid`, `poll()`, `kill()` and
+    `wait(timeout=...)` (forked from the zygote; a plain `Popen` where it cannot be)."""
+    from tests.support.zygote import start_gtog as fork
+
+    env = subprocess_env() if env is None else env
+    forked = fork(list(args), env)
+    if forked is not None:
+        return forked
+    return subprocess.Popen(
+        [sys.executable, "-m", "gtog", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 

@@ -9,8 +9,9 @@ argv, environment and folder, runs `gtog.cli.main`, and exits with its code.
 What a fork cannot copy is kept out: the zygote starts no thread (LanceDB's background
 loop thread starts at its import, so LanceDB is imported by each child), and a command
 whose environment changes what is read at import time (`PYTHON*` such as PYTHONPATH,
-`LITELLM_*`, `HF_*`) runs as a plain subprocess instead. Tests that signal or kill a
-run start their own subprocess; `GTOG_TEST_NO_ZYGOTE=1` turns the zygote off.
+`LITELLM_*`, `HF_*`) runs as a plain subprocess instead. `start_gtog` gives a test the
+child to poll and SIGKILL (a fork dies like any process); tests of Ctrl-C start their own
+subprocess. `GTOG_TEST_NO_ZYGOTE=1` turns the zygote off.
 
 Protocol (a Unix socket): the client sends one JSON line `{args, env, cwd, stdout,
 stderr}` (two file paths), the zygote answers `{"pid": n}` at once and `{"status": s}` (the
@@ -32,6 +33,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 __all__ = ["IMPORT_TIME_ENV", "run_gtog"]
 
@@ -167,33 +169,77 @@ class _Zygote:
         keys = {k for k in (*env, *self.env) if k.startswith(IMPORT_TIME_ENV)}
         return all(env.get(k) == self.env.get(k) for k in keys)
 
-    def run(
-        self, args: list[str], env: dict[str, str], timeout: float
-    ) -> subprocess.CompletedProcess[str]:
+    def start(self, args: list[str], env: dict[str, str]) -> Forked:
+        """Fork `gtog args`; the child runs while the caller goes on."""
         out = self.folder / f"{time.monotonic_ns()}-{threading.get_ident()}"
         paths = {"stdout": f"{out}.out", "stderr": f"{out}.err"}
         for p in paths.values():
             Path(p).touch()
         request = {"args": args, "env": env, "cwd": os.getcwd(), **paths}
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.connect(self.path)
-            s.sendall(json.dumps(request).encode() + b"\n")
-            replies = s.makefile("r")
-            pid = json.loads(replies.readline())["pid"]
-            s.settimeout(timeout)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(self.path)
+        conn.sendall(json.dumps(request).encode() + b"\n")
+        replies = conn.makefile("r")
+        pid = json.loads(replies.readline())["pid"]
+        return Forked(args, pid, conn, replies, paths)
+
+    def run(
+        self, args: list[str], env: dict[str, str], timeout: float
+    ) -> subprocess.CompletedProcess[str]:
+        return self.start(args, env).wait(timeout)
+
+
+class Forked:
+    """A `gtog` command forked by the zygote: like a `Popen` (pid, poll, kill, wait)."""
+
+    def __init__(
+        self,
+        args: list[str],
+        pid: int,
+        conn: socket.socket,
+        replies: Any,
+        paths: dict[str, str],
+    ) -> None:
+        self.args, self.pid, self._conn, self._replies, self._paths = (
+            args,
+            pid,
+            conn,
+            replies,
+            paths,
+        )
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """The exit status if the child has ended (the zygote said so), else None."""
+        if self.returncode is None and select.select([self._conn], [], [], 0)[0]:
+            self._read_status()
+        return self.returncode
+
+    def kill(self) -> None:
+        """SIGKILL the child (it is ours to kill: the zygote only reaps it)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def _read_status(self) -> None:
+        line = self._replies.readline()
+        self.returncode = json.loads(line)["status"] if line else -signal.SIGKILL
+
+    def wait(self, timeout: float) -> subprocess.CompletedProcess[str]:
+        """Wait for the child; its exit status, stdout and stderr."""
+        if self.returncode is None:
+            self._conn.settimeout(timeout)
             try:
-                line = replies.readline()
+                self._read_status()
             except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                raise subprocess.TimeoutExpired(["gtog", *args], timeout) from None
-        status = json.loads(line)["status"] if line else -signal.SIGKILL
-        stdout = Path(paths["stdout"]).read_text(errors="replace")
-        stderr = Path(paths["stderr"]).read_text(errors="replace")
-        for p in paths.values():
-            Path(p).unlink()
+                self.kill()
+                raise subprocess.TimeoutExpired(["gtog", *self.args], timeout) from None
+        self._conn.close()
+        stdout = Path(self._paths["stdout"]).read_text(errors="replace")
+        stderr = Path(self._paths["stderr"]).read_text(errors="replace")
+        for p in self._paths.values():
+            Path(p).unlink(missing_ok=True)
         return subprocess.CompletedProcess(
-            [sys.executable, "-m", "gtog", *args], status, stdout, stderr
+            [sys.executable, "-m", "gtog", *self.args], self.returncode or 0, stdout, stderr
         )
 
 
@@ -207,16 +253,26 @@ _zygote: _Zygote | None = None
 _lock = threading.Lock()
 
 
-def run_gtog(
-    args: list[str], env: dict[str, str], timeout: float
-) -> subprocess.CompletedProcess[str] | None:
-    """Run `gtog args` as a forked child of the zygote; None when it cannot (run it apart)."""
+def _the_zygote(env: dict[str, str]) -> _Zygote | None:
     global _zygote
     if os.environ.get("GTOG_TEST_NO_ZYGOTE") == "1" or sys.platform != "linux":
         return None
     with _lock:
         if _zygote is None:
             _zygote = _Zygote()
-    if not _zygote.suits(env):
-        return None
-    return _zygote.run(args, env, timeout)
+    return _zygote if _zygote.suits(env) else None
+
+
+def run_gtog(
+    args: list[str], env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str] | None:
+    """Run `gtog args` as a forked child of the zygote; None when it cannot (run it apart)."""
+    zygote = _the_zygote(env)
+    return None if zygote is None else zygote.run(args, env, timeout)
+
+
+def start_gtog(args: list[str], env: dict[str, str]) -> Forked | None:
+    """Start `gtog args` as a forked child of the zygote (to poll or kill); None when it
+    cannot (start it apart)."""
+    zygote = _the_zygote(env)
+    return None if zygote is None else zygote.start(args, env)

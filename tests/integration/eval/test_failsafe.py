@@ -24,7 +24,7 @@ from tests.integration.eval.helpers import (
     make_eval_root,
     search_method,
 )
-from tests.support.projects import TEST_API_KEY, gtog, subprocess_env
+from tests.support.projects import TEST_API_KEY, gtog, start_gtog, subprocess_env
 from tests.support.scripted_server import DROP, Fail, Faults, Hang, Rule, ScriptedServer
 from tests.support.world import judge_rules
 
@@ -458,9 +458,7 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
             break
         before, requests = landed(), len(llm_server.chat_log())
         cmd = base + (["--resume"] if checkpoint.exists() else [])
-        proc = subprocess.Popen(
-            cmd, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        proc = start_gtog(*cmd[3:])  # a forked process, SIGKILLed like any other
         deadline = time.monotonic() + 120
         while proc.poll() is None and time.monotonic() < deadline:
             if round_ % 2 == 0 and len(llm_server.chat_log()) > requests:
@@ -469,7 +467,7 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
                 break
             time.sleep(0.005)
         if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
+            proc.kill()
             kills += 1
         proc.wait(timeout=30)
     assert kills >= 10, kills
