@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         for step, (a, b) in zip(steps, itertools.pairwise(stamps), strict=False):
             timings.append({"step": step, "seconds": round(b - a, 1)})
         venv_bytes = _size(clone / ".venv") if (clone / ".venv").exists() else None
-        output_lines = len(proc.stdout.splitlines()) - len(stamps) + len(proc.stderr.splitlines())
+        printed = [line for line in lines if not line.startswith("step-done")]
+        printed += proc.stderr.splitlines()
+        output_lines = len(printed)
         shutil.rmtree(clone, ignore_errors=True)
     result = {
         "commit": head,
@@ -82,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         "wall_seconds": round(wall, 1),
         "returncode": proc.returncode,
         "printed_lines": output_lines,
+        "printed_head": printed[:40],
         "venv_gb": round(venv_bytes / 1e9, 2) if venv_bytes else None,
         "pip_cache": "off (PIP_NO_CACHE_DIR=1)",
         "machine": {
