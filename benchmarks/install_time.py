@@ -19,7 +19,6 @@ import itertools
 import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,7 +51,6 @@ def main(argv: list[str] | None = None) -> int:
         ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.strip()
     steps = install_steps()
-    timings = []
     with tempfile.TemporaryDirectory(prefix="gtog-install-") as tmp:
         clone = Path(tmp) / "gtog"
         subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
@@ -71,13 +69,14 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.monotonic() - started
         lines = proc.stdout.splitlines()
         stamps = [float(line.split()[1]) for line in lines if line.startswith("step-done")]
-        for step, (a, b) in zip(steps, itertools.pairwise(stamps), strict=False):
-            timings.append({"step": step, "seconds": round(b - a, 1)})
+        timings = [
+            {"step": step, "seconds": round(b - a, 1)}
+            for step, (a, b) in zip(steps, itertools.pairwise(stamps), strict=False)
+        ]
         venv_bytes = _size(clone / ".venv") if (clone / ".venv").exists() else None
         printed = [line for line in lines if not line.startswith("step-done")]
         printed += proc.stderr.splitlines()
         output_lines = len(printed)
-        shutil.rmtree(clone, ignore_errors=True)
     result = {
         "commit": head,
         "steps": timings,

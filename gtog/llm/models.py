@@ -204,19 +204,19 @@ def run_sync(awaitable: Any) -> Any:
     interrupted = False
 
     async def main() -> Any:
-        nonlocal interrupted
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
-        handled = _catch_interrupts(loop)
+        handled = _catch_interrupts()
+
+        def interrupt() -> None:
+            nonlocal interrupted
+            interrupted = True
+            for signum in handled:  # the next one is not caught: it stops at once
+                loop.remove_signal_handler(signum)
+            if task is not None:
+                task.cancel()
+
         for signum in handled:
-
-            def interrupt(signum: int = signum) -> None:
-                nonlocal interrupted
-                interrupted = True
-                loop.remove_signal_handler(signum)  # the next one is not caught
-                if task is not None:
-                    task.cancel()
-
             loop.add_signal_handler(signum, interrupt)
         try:
             return await awaitable
@@ -235,7 +235,7 @@ def run_sync(awaitable: Any) -> Any:
     return result
 
 
-def _catch_interrupts(loop: asyncio.AbstractEventLoop) -> list[int]:
+def _catch_interrupts() -> list[int]:
     """The signals `run_sync` turns into a cancel: those still at Python's default, in the
     main thread (a caller's own handlers are left alone)."""
     if threading.current_thread() is not threading.main_thread():

@@ -200,13 +200,11 @@ class Forked:
         replies: Any,
         paths: dict[str, str],
     ) -> None:
-        self.args, self.pid, self._conn, self._replies, self._paths = (
-            args,
-            pid,
-            conn,
-            replies,
-            paths,
-        )
+        self.args = args
+        self.pid = pid
+        self._conn = conn
+        self._replies = replies
+        self._paths = paths
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
@@ -239,7 +237,7 @@ class Forked:
         for p in self._paths.values():
             Path(p).unlink(missing_ok=True)
         return subprocess.CompletedProcess(
-            [sys.executable, "-m", "gtog", *self.args], self.returncode or 0, stdout, stderr
+            [sys.executable, "-m", "gtog", *self.args], self.returncode, stdout, stderr
         )
 
 

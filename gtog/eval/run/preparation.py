@@ -181,34 +181,23 @@ def _open_output(run: EvalRun) -> None:
     existing = [
         p for p in (checkpoint, out / DETAILED_NAME, out / SUMMARY_NAME, out / QA_DIR) if p.exists()
     ]
-    if options.rescore:
+    if options.rescore or options.resume:
         c = read_checkpoint_contents(checkpoint)
-        run.spec = c.spec.model_copy(
-            update={
-                "judge": run.spec.judge,
-                "pairwise": run.spec.pairwise,
-                "group_by": run.spec.group_by,
-            }
-        )
-        run.done, run.pairs_done, run.intact_bytes, run.mode = (
-            c.records,
-            c.pairs,
-            c.intact,
-            "rescore",
-        )
-        return
-    if options.resume:
-        c = read_checkpoint_contents(checkpoint)
-        changes = spec_changes(c.spec, run.spec)
-        if changes and not options.force:
-            only_judge = not search_changes(c.spec, run.spec)
-            raise _refusal(checkpoint, changes, only_judge)
-        run.done, run.pairs_done, run.intact_bytes, run.mode = (
-            c.records,
-            c.pairs,
-            c.intact,
-            "resume",
-        )
+        if options.rescore:  # the saved answers, judged by the current judge
+            run.spec = c.spec.model_copy(
+                update={
+                    "judge": run.spec.judge,
+                    "pairwise": run.spec.pairwise,
+                    "group_by": run.spec.group_by,
+                }
+            )
+        else:
+            changes = spec_changes(c.spec, run.spec)
+            if changes and not options.force:
+                only_judge = not search_changes(c.spec, run.spec)
+                raise _refusal(checkpoint, changes, only_judge)
+        run.done, run.pairs_done, run.intact_bytes = c.records, c.pairs, c.intact
+        run.mode = "rescore" if options.rescore else "resume"
         return
     if not existing:
         return
