@@ -201,6 +201,8 @@ class Answer:
     method: str
     response: str | None
     error: str | None
+    error_kind: str | None
+    """The kind the run recorded for `error` (`timeout`, `engine`, an exception type)."""
     scores: dict[str, float | None]
     reasons: dict[str, str | None]
     judge_errors: dict[str, str]

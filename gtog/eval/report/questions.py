@@ -14,6 +14,7 @@ import numpy as np
 from gtog.eval.report.models import Answer, ErrorCount, Question, Spread
 from gtog.eval.report.readers import as_dict, as_int, as_num, as_str
 from gtog.eval.report.versus import question_pairs
+from gtog.eval.results.errors import error_kind
 
 __all__ = [
     "answers_of",
@@ -45,24 +46,6 @@ def tog_paths(context: str | None) -> list[str]:
     return out
 
 
-_EXC_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Timeout|Exit))\b")
-
-
-def error_kind(message: str) -> str:
-    """A short kind for an error message: the exception class, or its first words."""
-    if message.startswith("could not build the"):
-        inner = message.split(": ", 1)[-1]
-        m = _EXC_RE.match(inner)
-        return f"engine build: {m.group(1)}" if m else "engine build"
-    if message.startswith("unparseable judge reply"):
-        return "unparseable judge reply"
-    m = _EXC_RE.match(message)
-    if m:
-        return m.group(1).rsplit(".", 1)[-1]
-    head = message.split(":", 1)[0].strip()
-    return head[:60] or "error"
-
-
 def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
     scores_raw = as_dict(entry.get("scores"))
     reasons_raw = as_dict(entry.get("reasons"))
@@ -77,6 +60,7 @@ def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
         method=method,
         response=as_str(entry.get("response")),
         error=as_str(entry.get("error")),
+        error_kind=as_str(entry.get("error_kind")),
         scores={m: as_num(scores_raw.get(m)) for m in keys},
         reasons={m: as_str(reasons_raw.get(m)) for m in keys},
         judge_errors=judge_errors,
@@ -162,12 +146,17 @@ def spreads(questions: list[Question], methods: list[str], figure: str) -> list[
 
 
 def error_counts(questions: list[Question], methods: list[str]) -> list[ErrorCount]:
-    """Failures per method, place (search or judge metric) and kind, with an example."""
+    """Failures per method, place (search or judge metric) and kind, with an example.
+
+    Kinds come from the one classifier (`gtog.eval.results.errors.error_kind`), as in the
+    summary's `metadata.errors`: a failed search's recorded `error_kind` when it has one.
+    """
     counts: dict[tuple[str, str, str], list[str]] = {}
     for q in questions:
         for a in q.answers:
             if a.error:
-                counts.setdefault((a.method, "search", error_kind(a.error)), []).append(a.error)
+                kind = error_kind(a.error, a.error_kind)  # the kind the run recorded, first
+                counts.setdefault((a.method, "search", kind), []).append(a.error)
             for metric, message in a.judge_errors.items():
                 key = (a.method, f"judge: {metric}", error_kind(message))
                 counts.setdefault(key, []).append(message)

@@ -22,6 +22,7 @@ from typing import Any
 from gtog.errors import FatalRunError, describe_exception
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.currency import searched_elsewhere
+from gtog.eval.results.errors import error_kind
 from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord
 from gtog.eval.results.spec import CHECKPOINT_NAME
 from gtog.eval.run.answers import AnswerBook
@@ -91,7 +92,7 @@ async def _search(
         outcome = await run_search(engine, item.question, timeout=run.config.timeouts.search)
     except SearchFailed as failed:
         record.error = str(failed)
-        record.error_kind = "timeout" if str(failed).startswith("timed out") else _kind(failed)
+        record.error_kind = error_kind(str(failed), _cause(failed))
         record.efficiency = _efficiency(failed.usage, failed.seconds)
         return None
     result = outcome.result
@@ -110,9 +111,10 @@ async def _search(
     return context
 
 
-def _kind(failed: SearchFailed) -> str:
+def _cause(failed: SearchFailed) -> str | None:
+    """The exception type behind a failed search (None: the message says what it was)."""
     cause = failed.__cause__
-    return type(cause).__name__ if cause is not None else "search"
+    return type(cause).__name__ if cause is not None else None
 
 
 def _efficiency(usage: Any, seconds: float, result: Any = None) -> Efficiency:

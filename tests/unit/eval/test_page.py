@@ -15,6 +15,7 @@ from gtog.errors import InputError
 from gtog.eval.report.html import render_page
 from gtog.eval.report.page import error_kind, page_data, primary_metric, tog_paths
 from gtog.eval.report.publish import load_run, write_report
+from gtog.eval.results.errors import error_kinds
 from gtog.eval.results.flat import flat_frame
 from gtog.eval.results.records import Efficiency, MethodRecord
 from gtog.eval.results.spec import (
@@ -162,8 +163,25 @@ def test_page_data_of_an_older_summary_shows_own_answer_means_and_counts() -> No
     kinds = {(e.method, e.where, e.kind): e.count for e in data.errors}
     assert kinds == {
         ("tog", "search", "RateLimitError"): 1,
-        ("local", "judge: faithfulness", "unparseable judge reply"): 1,
+        ("local", "judge: faithfulness", "unparseable reply"): 1,
     }
+
+
+def test_failures_by_kind_read_the_recorded_kind_with_the_summarys_classifier() -> None:
+    """One classifier: timeouts of different lengths are one kind, and a kind the run
+    recorded (not visible in the message) is the one the report counts."""
+    slow = [
+        rec(q, "alpha", "tog", error=f"timed out after {s} s")
+        for q, s in (("t1", 600), ("t2", 180))
+    ]
+    odd = rec("t3", "alpha", "local", error="the connection dropped")
+    odd.error_kind = "APIConnectionError"
+    records = [*slow, odd]
+    detailed, summary = run_json(records, current=True)
+    kinds = {(e.method, e.where, e.kind): e.count for e in page_data(detailed, summary).errors}
+    assert kinds == {("tog", "search", "timeout"): 2, ("local", "search", "APIConnectionError"): 1}
+    recorded = {e["kind"]: e["count"] for e in error_kinds(records)}
+    assert recorded == {"search: timeout": 2, "search: APIConnectionError": 1}
 
 
 def test_headline_means_are_the_summarys_same_question_means() -> None:
@@ -294,7 +312,7 @@ def test_helpers() -> None:
     assert error_kind("APIConnectionError: refused") == "APIConnectionError"
     assert error_kind("litellm.RateLimitError: slow") == "RateLimitError"
     assert error_kind("could not build the tog engine: KeyError: 'x'") == "engine build: KeyError"
-    assert error_kind("unparseable judge reply: no score") == "unparseable judge reply"
+    assert error_kind("unparseable judge reply: no score") == "unparseable reply"
     assert error_kind("the reference has no content words") == "the reference has no content words"
     assert tog_paths(None) == [] and tog_paths("-----Entities-----\nid|x") == []
 
