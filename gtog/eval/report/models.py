@@ -215,6 +215,9 @@ class Answer:
     paths: list[str]
     context: str | None
     source_ids: list[str]
+    stale: str | None = None
+    """Why the summary leaves this answer or its scores out (earlier settings, an earlier
+    judge); None: it is the run's current answer."""
 
 
 @dataclass(frozen=True)
@@ -228,11 +231,11 @@ class Question:
     gold_evidence: str | None
     answers: list[Answer]
     disagree: bool
-    """Methods scored differently on the primary metric."""
+    """Methods scored differently on the primary metric (current answers only)."""
     failed: bool
     """A search or judge failed for some method."""
     wrong: bool
-    """Some method scored below 0.5 on the primary metric."""
+    """Some method scored below 0.5 on the primary metric (current answers only)."""
     groups: dict[str, str] = field(default_factory=dict)
     """The question's values of the dataset's `group_by` fields (a missing one: absent)."""
     pairs: list[QuestionPair] = field(default_factory=list)

@@ -73,6 +73,7 @@ def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
         paths=tog_paths(context) if method == "tog" else [],
         context=context,
         source_ids=source_ids,
+        stale=as_str(entry.get("stale")),
     )
 
 
@@ -88,7 +89,8 @@ def question(
     entries = as_dict(raw.get("methods"))
     order = [m for m in methods if m in entries] + [m for m in entries if m not in methods]
     answers = [_answer(m, as_dict(entries[m]), metrics) for m in order]
-    primary_scores = [a.scores.get(primary) for a in answers if a.error is None]
+    # an out-of-date answer or verdict is shown, marked, but never flags the question
+    primary_scores = [a.scores.get(primary) for a in answers if a.error is None and not a.stale]
     known = [s for s in primary_scores if s is not None]
     gold = raw.get("evidence", raw.get("context"))
     return Question(

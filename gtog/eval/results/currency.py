@@ -21,6 +21,7 @@ __all__ = [
     "current_records",
     "judged_elsewhere",
     "pair_elsewhere",
+    "pair_staleness",
     "searched_elsewhere",
 ]
 
@@ -39,22 +40,33 @@ def judged_elsewhere(spec: EvalSpec, record: MethodRecord) -> bool:
     return digest is not None and record.judged_with != digest
 
 
+def pair_staleness(
+    spec: EvalSpec, pair: PairRecord, answers: dict[tuple[str, str], MethodRecord] | None
+) -> str | None:
+    """Why a comparison is left out of the win rates (None: it is current): made by another
+    pairwise judge, or (with `answers`, the current answers by (question, method)) on
+    answers that have changed or failed since."""
+    digest = spec.pairwise_digest(pair.index_key)
+    if digest is not None and pair.judged_with != digest:
+        return "judged by another pairwise judge"
+    if answers is None:
+        return None
+    a, b = answers.get((pair.qid, pair.a)), answers.get((pair.qid, pair.b))
+    if a is None or b is None or a.error is not None or b.error is not None:
+        return "its answers are not the run's current answers"
+    from gtog.hashing import stable_hash
+
+    if pair.answers != stable_hash([a.response, b.response]):
+        return "made on answers searched again since"
+    return None
+
+
 def pair_elsewhere(
     spec: EvalSpec, pair: PairRecord, answers: dict[tuple[str, str], MethodRecord] | None
 ) -> bool:
     """True when a comparison was made by another pairwise judge, or (with `answers`, the
     current answers by (question, method)) on answers that have changed since."""
-    digest = spec.pairwise_digest(pair.index_key)
-    if digest is not None and pair.judged_with != digest:
-        return True
-    if answers is None:
-        return False
-    a, b = answers.get((pair.qid, pair.a)), answers.get((pair.qid, pair.b))
-    if a is None or b is None or a.error is not None or b.error is not None:
-        return True
-    from gtog.hashing import stable_hash
-
-    return pair.answers != stable_hash([a.response, b.response])
+    return pair_staleness(spec, pair, answers) is not None
 
 
 @dataclass

@@ -24,11 +24,14 @@ def _row_error(entry: dict[str, Any]) -> str | None:
 
 def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd.DataFrame:
     """`index_key, question_id, method`, the `group_by` fields, one column per metric,
-    efficiency, `error`.
+    efficiency, `error`, `current`.
 
     A score the judge could not give, and the efficiency of a search that never ran, are
     missing values (empty in the CSV), never 0; so is a group field a question lacks.
     `error` holds the failed search's message and any judge errors (`judge <metric>: ...`).
+    `current` is False for a row the summary leaves out (its entry is `stale`: an answer
+    made with earlier settings, or scores of an earlier judge), so the mean of a metric over
+    the current rows is the summary's `by_method` mean.
     """
     meta = detailed.get("metadata") or {}
     metrics = list(metrics or meta.get("metrics") or [])
@@ -53,6 +56,7 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
                     **{m: scores.get(m) for m in scores},
                     **{c: eff.get(c) for c in EFFICIENCY_COLUMNS},
                     "error": _row_error(entry),
+                    "current": not entry.get("stale"),
                 }
             )
     columns = [
@@ -63,10 +67,12 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
         *metrics,
         *EFFICIENCY_COLUMNS,
         "error",
+        "current",
     ]
     frame = pd.DataFrame(rows, columns=columns)
     for c in (*metrics, "latency", "cost_usd"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
     for c in ("llm_calls", "prompt_tokens", "output_tokens"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("Int64")
+    frame["current"] = frame["current"].astype(bool)
     return frame

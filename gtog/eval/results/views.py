@@ -8,7 +8,7 @@ from typing import Any
 from gtog.eval.results.currency import (
     current_records,
     judged_elsewhere,
-    pair_elsewhere,
+    pair_staleness,
     searched_elsewhere,
 )
 from gtog.eval.results.errors import error_kinds
@@ -75,10 +75,13 @@ def _method_entry(
     return entry
 
 
-def _pair_entry(p: PairRecord, spec: EvalSpec | None) -> dict[str, Any]:
+def _pair_entry(
+    p: PairRecord, spec: EvalSpec | None, answers: dict[tuple[str, str], MethodRecord]
+) -> dict[str, Any]:
     entry = p.model_dump(exclude={"type", "qid", "index_key", "groups"})
-    if spec is not None and pair_elsewhere(spec, p, None):
-        entry["stale"] = "judged by another pairwise judge: left out of the win rates"
+    why = pair_staleness(spec, p, answers) if spec is not None else None
+    if why is not None:
+        entry["stale"] = f"{why}: left out of the win rates"
     return entry
 
 
@@ -94,7 +97,7 @@ def detailed_results(
     """One entry per question with every method's response, scores and efficiency.
 
     With the run's `spec`, an entry made under other settings or judged by another judge
-    says so (`stale`).
+    says so (`stale`), and so does a comparison the win rates leave out.
     """
     questions: dict[str, dict[str, Any]] = {}
     for r in _ordered(records, methods):
@@ -112,9 +115,10 @@ def detailed_results(
             },
         )
         q["methods"][r.method] = _method_entry(r, keep_intermediate, spec)
+    answers = {r.key: r for r in records if spec is None or not searched_elsewhere(spec, r)}
     for p in sorted(pairs or [], key=lambda p: p.key):
         if p.qid in questions:
-            questions[p.qid].setdefault("pairwise", []).append(_pair_entry(p, spec))
+            questions[p.qid].setdefault("pairwise", []).append(_pair_entry(p, spec, answers))
     return {"metadata": metadata, "results": list(questions.values())}
 
 

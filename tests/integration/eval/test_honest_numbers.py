@@ -5,12 +5,14 @@ two verdicts in one reply, and every call's spend — through the CLI, scripted 
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tests.integration.eval.helpers import (
@@ -218,6 +220,15 @@ def test_ctrl_c_writes_results_that_say_partial_and_never_mix_two_judges(
     stale = [e for q in detailed["results"] for e in q["methods"].values() if e.get("stale")]
     assert len(stale) == 8 - rejudged and all(e["scores"] for e in stale)  # kept, marked
     assert "not judged by the current judge are left out" in stopped.stdout
+    # the CSV keeps the old scores too, marked: its current rows give the summary's means
+    frame = pd.read_csv(root / "results" / "eval_results.csv")
+    assert (~frame["current"]).sum() == 8 - rejudged
+    current = frame[frame["current"]]
+    for method, group in summary["by_method"].items():
+        for metric in summary["metadata"]["metrics"]:
+            mean = current.loc[current["method"] == method, metric].mean()
+            want = group[metric]
+            assert math.isnan(mean) if want is None else mean == pytest.approx(want)
 
 
 def test_force_after_a_change_reruns_what_changed_and_keeps_the_rest(

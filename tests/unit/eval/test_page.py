@@ -17,7 +17,7 @@ from gtog.eval.report.page import error_kind, page_data, primary_metric, tog_pat
 from gtog.eval.report.publish import load_run, write_report
 from gtog.eval.results.errors import error_kinds
 from gtog.eval.results.flat import flat_frame
-from gtog.eval.results.records import Efficiency, MethodRecord
+from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord
 from gtog.eval.results.spec import (
     CHECKPOINT_NAME,
     DETAILED_NAME,
@@ -25,11 +25,13 @@ from gtog.eval.results.spec import (
     DatasetSpec,
     EvalSpec,
     JudgeSpec,
+    PairwiseSpec,
 )
 from gtog.eval.results.summary import summarize
-from gtog.eval.results.views import detailed_results
+from gtog.eval.results.views import detailed_results, result_views
 from gtog.eval.run.checkpoint import Checkpoint
 from gtog.eval.scoring import Judgement
+from gtog.eval.scoring.pairwise import PairJudgement
 from gtog.files import write_json_atomic
 
 METHODS = ["tog", "local"]
@@ -322,7 +324,7 @@ def test_flat_frame_one_row_per_answer_missing_is_missing() -> None:
     frame = flat_frame(detailed)
     assert list(frame.columns) == [
         "index_key", "question_id", "method", *METRICS,
-        "latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd", "error",
+        "latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd", "error", "current",
     ]  # fmt: skip
     assert len(frame) == 6
     row = frame.set_index(["question_id", "method"])
@@ -340,6 +342,58 @@ def test_flat_frame_one_row_per_answer_missing_is_missing() -> None:
     assert list(back.columns) == list(frame.columns) and len(back) == 6
     assert back["cost_usd"].isna().all()
     assert pd.isna(back.loc[0, "error"])
+
+
+def test_the_csv_marks_out_of_date_rows_and_its_current_mean_is_the_summarys() -> None:
+    """The review's reproduction: one current answer scored 1, one judged by an earlier
+    judge and one searched with earlier settings, both scored 0. The summary's mean is 1.0;
+    a pandas mean over the CSV's current rows must be too (over every row it is 0.33)."""
+    spec = EvalSpec(
+        dataset=DatasetSpec(path="qa.json", hash="d", questions=3),
+        methods=["local", "basic"],
+        method_settings={m: {"alpha": {"k": 1}} for m in ("local", "basic")},
+        indexes={"alpha": "h"},
+        judge=JudgeSpec(models={"alpha": "m@T0"}, prompts="p", metrics=["correctness"]),
+        pairwise=PairwiseSpec(criteria={"relevance": "r"}, pairs=[("local", "basic")]),
+    )
+    now, judge = spec.search_digest("local", "alpha"), spec.judge.digest("alpha")
+    made = [("q1", now, judge, 1), ("q2", now, "an earlier judge", 0), ("q3", "earlier", judge, 0)]
+    records = []
+    for qid, searched, judged, score in made:
+        for method in ("local", "basic"):
+            r = rec(qid, "alpha", method, {"correctness": score}, response=f"{method} {qid}")
+            r.searched_with = spec.search_digest(method, "alpha") if searched == now else searched
+            r.judged_with = judged
+            records.append(r)
+    pair = PairRecord(
+        qid="q1", index_key="alpha", criterion="relevance", a="local", b="basic",
+        judgement=PairJudgement(winner="a", orders_agree=True),
+        judged_with=spec.pairwise_digest("alpha"), answers="answers searched before",
+    )  # fmt: skip
+    detailed, summary = result_views(spec, records, ["local", "basic"], pairs=[pair])
+    frame = flat_frame(detailed)
+    assert list(frame.columns[-2:]) == ["error", "current"]
+    assert frame["correctness"].mean() == pytest.approx(1 / 3)  # every row: old scores mixed in
+    current = frame[frame["current"]]
+    assert list(current["question_id"]) == ["q1", "q1"]
+    for method in ("local", "basic"):
+        mean = current.loc[current["method"] == method, "correctness"].mean()
+        assert mean == summary["by_method"][method]["correctness"] == 1.0
+    back = pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+    assert back["current"].dtype == bool and back["current"].sum() == 2
+
+    # the report's question list marks the same answers, and they flag nothing
+    data = page_data(detailed, summary)
+    q = {x.qid: x for x in data.questions}
+    assert [a.stale for a in q["q1"].answers] == [None, None]
+    assert "not judged by the current judge" in (q["q2"].answers[0].stale or "")
+    assert "earlier settings" in (q["q3"].answers[0].stale or "")
+    assert not q["q2"].wrong and not q["q3"].wrong  # out-of-date 0s are not wrong answers
+    [verdict] = q["q1"].pairs[0].verdicts
+    assert verdict.stale == "made on answers searched again since: left out of the win rates"
+    assert summary["pairwise"][0]["n"] == 0
+    html = render_page(data)
+    assert html.count("out of date</span>") == 4 and "Out of date, not in the summary" in html
 
 
 def _checkpoint(out: Path, records: list[MethodRecord]) -> None:
