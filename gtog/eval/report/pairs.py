@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gtog.eval.report.models import SIGNIFICANCE
+from gtog.eval.results.pairwise import POSITION_CONSISTENCY
 
 __all__ = [
     "POSITION_BIAS",
@@ -29,8 +30,9 @@ SHADES = 9
 """Colour steps of the diverging win-rate scale (`wr0` = lost every comparison, `wr4` = even,
 `wr8` = won every one; classes in assets/report.css)."""
 
-POSITION_BIAS = 0.5
-"""An A/A check whose orders agreed on fewer than this share of questions flags position bias."""
+POSITION_BIAS = POSITION_CONSISTENCY
+"""An A/A check whose orders agreed on fewer than this share of questions flags position bias
+(the summary's own rule, `gtog.eval.results.pairwise.aa_failures`)."""
 
 
 @dataclass(frozen=True)
@@ -99,16 +101,23 @@ class AACheck:
 
     result: WinRate
     passes: bool | None
-    """The sign test is not significant at SIGNIFICANCE (None: nothing scored)."""
+    """Neither the win rate nor the position consistency failed (None: nothing scored)."""
+    fails: tuple[str, ...] | None = None
+    """What failed (`win_rate`, `position_consistency`); None in a summary of an older gtog,
+    whose `passes` was the sign test alone."""
 
     @property
     def slot_bias(self) -> bool:
-        """The judge preferred one slot significantly often (the check failed)."""
-        return self.passes is False
+        """The win rate differs from 0.5 significantly (the sign test failed)."""
+        if self.fails is None:
+            return self.passes is False
+        return "win_rate" in self.fails
 
     @property
     def position_bias(self) -> bool:
         """The two orders disagreed on most questions: the judge follows the position."""
+        if self.fails is not None:
+            return "position_consistency" in self.fails
         pc = self.result.position_consistency
         return pc is not None and pc < POSITION_BIAS
 

@@ -63,8 +63,14 @@ def _checks(entries: Any) -> list[AACheck]:
     for entry in entries if isinstance(entries, list) else []:
         rate = win_rate(entry)
         if rate is not None:
-            passes = as_dict(entry).get("passes")
-            out.append(AACheck(rate, passes if isinstance(passes, bool) else None))
+            passes, fails = as_dict(entry).get("passes"), as_dict(entry).get("fails")
+            out.append(
+                AACheck(
+                    rate,
+                    passes if isinstance(passes, bool) else None,
+                    tuple(str(f) for f in fails) if isinstance(fails, list) else None,
+                )
+            )
     return out
 
 

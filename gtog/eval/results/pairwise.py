@@ -7,8 +7,12 @@ per-question scores 1 / 0.5 / 0); `p_value` is a two-sided sign test on the deci
 questions; `p_holm` is Holm-adjusted over every (pair, criterion) of the run;
 `position_consistency` is the share of questions on which both orders gave the same
 verdict (a judge that follows the position scores 0). A/A checks (a method against itself)
-are reported apart: a judge without slot bias gives a win rate of 0.5, not significantly
-different.
+are reported apart: a fair judge gives a win rate of 0.5, not significantly different, and
+the same verdict in both orders. With one answer in both slots, the two orders can differ
+only by where the judge read it, so an A/A check fails on either (`fails` names which):
+`win_rate` (its sign test below SIGNIFICANCE) or `position_consistency` (both orders agreed
+on fewer than POSITION_CONSISTENCY of its questions: the judge picks a slot, not an answer;
+at temperature 0 the two orders send one prompt, and only a tie agrees with itself).
 """
 
 from __future__ import annotations
@@ -21,10 +25,34 @@ from gtog.eval.results.groups import NONE
 from gtog.eval.results.records import PairRecord
 from gtog.eval.results.statistics import holm, mean_interval, sign_test
 
-__all__ = ["SIGNIFICANCE", "pairwise_entries", "pairwise_summary", "pairwise_usage"]
+__all__ = [
+    "POSITION_CONSISTENCY",
+    "SIGNIFICANCE",
+    "aa_failures",
+    "pairwise_entries",
+    "pairwise_summary",
+    "pairwise_usage",
+]
 
 SIGNIFICANCE = 0.05
 """An A/A check fails when its sign test is below this."""
+POSITION_CONSISTENCY = 0.5
+"""An A/A check fails when both orders agreed on fewer than this share of its questions."""
+
+
+def aa_failures(entry: dict[str, Any]) -> list[str] | None:
+    """What an A/A check's entry fails: `win_rate`, `position_consistency` (empty: it
+    passes); None when nothing was scored (not tested)."""
+    if not entry.get("n"):
+        return None
+    fails = []
+    p = entry.get("p_value")
+    if p is not None and p < SIGNIFICANCE:
+        fails.append("win_rate")
+    consistency = entry.get("position_consistency")
+    if consistency is not None and consistency < POSITION_CONSISTENCY:
+        fails.append("position_consistency")
+    return fails
 
 
 def _cost(values: list[float | None]) -> float | None:
@@ -73,8 +101,9 @@ def pairwise_entries(
             entry = {"criterion": criterion, "a": a, "b": b}
             entry.update(_entry(by_key.get((criterion, a, b), [])))
             if a == b:
-                p = entry["p_value"]
-                entry["passes"] = None if p is None else p >= SIGNIFICANCE
+                fails = aa_failures(entry)
+                entry["passes"] = None if fails is None else not fails
+                entry["fails"] = fails
                 checks.append(entry)
             else:
                 comparisons.append(entry)

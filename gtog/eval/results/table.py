@@ -173,11 +173,20 @@ def _pairwise(summary: dict[str, Any]) -> Table:
 def _aa_notes(summary: dict[str, Any]) -> list[str]:
     out = []
     for e in summary.get("pairwise_aa") or []:
-        if e.get("passes") is False:
-            out.append(
-                f"A/A check failed: {e['a']} against itself on {e['criterion']} won "
-                f"{e['win_rate_a']:.2f} (p {e['p_value']:.3f}): the judge has a slot bias"
+        if e.get("passes") is not False:
+            continue
+        fails = e.get("fails") or ["win_rate"]  # a summary of an older gtog: the sign test
+        why = []
+        if "win_rate" in fails:
+            why.append(f"win rate {e['win_rate_a']:.2f} (p {e['p_value']:.3f})")
+        if "position_consistency" in fails:
+            why.append(
+                f"position consistency {e['position_consistency']:.2f}: the verdict followed "
+                "the slot"
             )
+        out.append(
+            f"A/A check failed: {e['a']} against itself on {e['criterion']}: {'; '.join(why)}"
+        )
     return out
 
 

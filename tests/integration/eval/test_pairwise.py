@@ -154,6 +154,43 @@ def test_a_judge_that_always_prefers_the_first_answer_gives_ties_between_equals(
     assert "made no A/A checks" in page and "(the orders disagreed)" in page
 
 
+def test_the_aa_check_fails_a_judge_that_picks_answer_1_on_most_questions(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """At temperature 0 both orders of an A/A comparison send one prompt; a judge naming
+    answer 1 on 4 questions of 5 (answer 2 on the other) ties every time, with a win rate of
+    0.5 and a sign test of 1: the check fails it on position consistency, and says so."""
+    qa = json.loads(EXAMPLE_QA.read_text())
+    second = qa[2]["question"]
+
+    def slot_picker(r: ChatRequest) -> str:
+        slot = 2 if second in r.prompt else 1
+        return json.dumps({"winner": slot, "reason": f"answer {slot} reads better"})
+
+    llm_server.rules[:0] = [Rule("pairwise", lambda r: PAIRWISE in r.prompt, slot_picker)]
+    root = _root(
+        tmp_path,
+        example_indexes["lighthouse"],
+        "local,dunno",
+        "answers: {dunno: dunno.jsonl}\nmetrics: [correctness]\n"
+        "pairwise: {criteria: [relevance], trials: 1}\n",
+    )
+    result = gtog("eval", "--root", str(root), "-k", "lighthouse", "--limit", "5", "-q")
+    assert result.returncode == 0, result.stderr
+    _, summary = load_results(root)
+    checks = {c["a"]: c for c in summary["pairwise_aa"]}
+    assert set(checks) == {"local", "dunno"}
+    for check in checks.values():
+        assert (check["n"], check["ties"], check["win_rate_a"]) == (5, 5, 0.5)
+        assert check["p_value"] == 1.0 and check["position_consistency"] == 0.0
+        assert check["passes"] is False and check["fails"] == ["position_consistency"]
+    said = " ".join(result.stdout.split())
+    assert "A/A check failed: local against itself on relevance: position consistency 0.00" in said
+    page = (root / "results" / "report.html").read_text()
+    assert "The pairwise judge failed 2 of 2 A/A checks" in page
+    assert page.count("fails: position bias") == 2 and "fails: slot bias" not in page
+
+
 def test_failed_comparisons_are_unscored_never_a_win_or_a_tie(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:

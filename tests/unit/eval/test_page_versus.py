@@ -188,10 +188,21 @@ def test_aa_checks_flag_slot_and_position_bias_and_usage_is_apart() -> None:
     tog = checks["comprehensiveness", "tog"]
     assert tog.slot_bias and not tog.position_bias and tog.passes is False
     local = checks["directness", "local"]
-    assert local.position_bias and local.passes and local.result.position_consistency == 0.0
+    assert (
+        local.position_bias and local.passes is False and local.fails == ("position_consistency",)
+    )
+    assert local.result.position_consistency == 0.0 and not local.slot_bias
     basic = checks["comprehensiveness", "basic"]
     assert not basic.flagged and basic.passes
     assert len(v.flagged) == 4  # tog and local, on both criteria
+    # a summary of an older gtog: `passes` was the sign test alone, and there is no `fails`
+    old = [{k: e[k] for k in e if k != "fails"} for e in summary["pairwise_aa"]]
+    older = page_data(detailed, {**summary, "pairwise_aa": old}).head_to_head
+    checks = {(c.result.criterion, c.result.a): c for c in older.checks}
+    assert checks["comprehensiveness", "tog"].slot_bias
+    assert (
+        checks["directness", "local"].position_bias and checks["directness", "local"].fails is None
+    )
     assert v.usage.llm_calls == 2 * 10 * 2 * 6 and v.usage.comparisons == 120
     assert v.usage.usd is None  # no price known for these calls
     assert v.answer_judges is not None and v.trials == 1
@@ -268,14 +279,14 @@ def test_page_renders_the_sections_and_escapes_answers_and_reasons() -> None:
     assert comp[2][1].startswith("0.00*[")  # local against tog: mirrored, significant too
     assert 'class="wr wr8"' in html and 'class="wr wr0"' in html
     checks = html[html.index("A/A checks</h3>") : html.index("What the pairwise judge cost")]
-    assert checks.count("fails: slot bias") == 2 and checks.count("position bias</span>") == 2
+    assert checks.count("fails: slot bias") == 2 and checks.count("fails: position bias") == 2
     assert "The pairwise judge failed 4 of 6 A/A checks" in html
     rows = [_text(r) for r in re.findall(r"<tr>(.*?)</tr>", checks)]
     assert [r.split("|") for r in rows[1:3]] == [
         ["comprehensiveness", "tog", "10", "10", "0", "0", "0", "1.000", "0.0020", "1.00",
          "fails: slot bias"],
         ["comprehensiveness", "local", "10", "0", "0", "10", "0", "0.500", "1.0000", "0.00",
-         "position bias"],
+         "fails: position bias"],
     ]  # fmt: skip
     every = html[html.index("Every comparison (6)") : html.index("A/A checks</h3>")]
     local_basic = [_text(r) for r in re.findall(r"<tr>(.*?)</tr>", every)][3].split("|")

@@ -130,7 +130,9 @@ def test_aa_checks_are_reported_apart_and_flag_a_slot_biased_judge() -> None:
     assert out["pairwise"] == []
     fair_check, slanted_check = out["pairwise_aa"]
     assert fair_check["win_rate_a"] == 0.5 and fair_check["passes"] is True
+    assert fair_check["fails"] == []
     assert slanted_check["win_rate_a"] == 1.0 and slanted_check["passes"] is False
+    assert slanted_check["fails"] == ["win_rate"]
     assert slanted_check["p_value"] == pytest.approx(2 / 256)
     assert out["pairwise_usage"] == {
         "comparisons": 14,
@@ -139,6 +141,42 @@ def test_aa_checks_are_reported_apart_and_flag_a_slot_biased_judge() -> None:
         "output_tokens": 140,
         "usd_total": pytest.approx(0.014),
     }
+
+
+def _aa(qid: str, first: int, second: int) -> PairRecord:
+    """An A/A comparison whose judge said `first` in order ab and `second` in order ba
+    (1 or 2: a slot; 0: a tie), combined as PairwiseJudge.score_pair does."""
+    slots = {"ab": {1: "a", 2: "b", 0: "tie"}, "ba": {1: "b", 2: "a", 0: "tie"}}
+    ab, ba = slots["ab"][first], slots["ba"][second]
+    return _pair(qid, ab if ab == ba else "tie", ab == ba, a="tog", b="tog")
+
+
+def test_an_aa_check_fails_a_judge_that_picks_a_slot_and_says_which_part_failed() -> None:
+    """The review's reproduction: one answer in both slots, a judge at temperature 0 sends
+    one prompt twice; one that names answer 1 on 80% of the questions (answer 2 on the
+    rest) gets ties everywhere, a win rate of 0.5 and a sign test of 1: the check must still
+    fail it, on position consistency."""
+    slot_picker = [_aa(str(i), 1, 1) if i < 8 else _aa(str(i), 2, 2) for i in range(10)]
+    [check] = pairwise_entries(slot_picker, [("tog", "tog")], ["comprehensiveness"])[1]
+    assert (check["win_rate_a"], check["ties"], check["p_value"]) == (0.5, 10, 1.0)
+    assert check["position_consistency"] == 0.0
+    assert check["passes"] is False and check["fails"] == ["position_consistency"]
+    # at a temperature above 0 the orders sometimes agree by chance: 3 of 10 still fails
+    warm = [_aa(str(i), 1, 2) if i < 3 else _aa(str(i), 1, 1) for i in range(10)]
+    [check] = pairwise_entries(warm, [("tog", "tog")], ["comprehensiveness"])[1]
+    assert check["position_consistency"] == pytest.approx(0.3) and check["passes"] is False
+    # a judge that reads the answers calls two copies of one answer a tie, in both orders
+    fair = [_aa(str(i), 0, 0) for i in range(10)]
+    [check] = pairwise_entries(fair, [("tog", "tog")], ["comprehensiveness"])[1]
+    assert check["position_consistency"] == 1.0 and check["passes"] is True
+    assert check["fails"] == []
+    # both parts can fail; nothing scored is not tested
+    both = [_aa(str(i), 1, 2) for i in range(7)] + [_aa(str(i), 1, 1) for i in range(7, 17)]
+    [check] = pairwise_entries(both, [("tog", "tog")], ["comprehensiveness"])[1]
+    assert check["p_value"] == pytest.approx(_binomial_two_sided(7, 7))
+    assert check["fails"] == ["win_rate", "position_consistency"]
+    [check] = pairwise_entries([], [("tog", "tog")], ["comprehensiveness"])[1]
+    assert check["passes"] is None and check["fails"] is None
 
 
 def test_groups_with_a_missing_field_go_to_none() -> None:
