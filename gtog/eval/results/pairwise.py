@@ -2,9 +2,9 @@
 
 Per criterion and pair of methods (a, b), over the questions whose comparison was scored:
 `wins_a`, `wins_b`, `ties`; `win_rate_a` counts a tie as half a win; `ci95` is the 95%
-interval of that rate (Wilson when there are no ties, else a seeded bootstrap of the
-per-question scores 1 / 0.5 / 0); `p_value` is a two-sided sign test on the decisive
-questions; `p_holm` is Holm-adjusted over every (pair, criterion) of the run;
+interval of that rate (Clopper-Pearson at the fractional count wins + ties / 2, the same
+rule at every tie count: `statistics.win_rate_interval`); `p_value` is a two-sided sign
+test on the decisive questions; `p_holm` is Holm-adjusted over every (pair, criterion) of the run;
 `position_consistency` is the share of questions on which both orders gave the same
 verdict (a judge that follows the position scores 0). A/A checks (a method against itself)
 are reported apart: a fair judge gives a win rate of 0.5, not significantly different, and
@@ -23,7 +23,7 @@ from typing import Any
 
 from gtog.eval.results.groups import NONE
 from gtog.eval.results.records import PairRecord
-from gtog.eval.results.statistics import holm, mean_interval, sign_test
+from gtog.eval.results.statistics import holm, sign_test, win_rate_interval
 
 __all__ = [
     "POSITION_CONSISTENCY",
@@ -64,9 +64,8 @@ def _entry(records: list[PairRecord]) -> dict[str, Any]:
     wins_a = sum(1 for r in scored if r.judgement.winner == "a")
     wins_b = sum(1 for r in scored if r.judgement.winner == "b")
     ties = len(scored) - wins_a - wins_b
-    values = [r.judgement.score for r in scored]
     n = len(scored)
-    ci = mean_interval([v for v in values if v is not None])
+    ci = win_rate_interval(wins_a, ties, n)
     agree = [r.judgement.orders_agree for r in scored if r.judgement.orders_agree is not None]
     return {
         "n": n,

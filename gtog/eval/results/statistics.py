@@ -1,9 +1,22 @@
 """Intervals, paired tests, multiple-comparison adjustment and agreement: pure functions.
 
 scipy does the statistics: Wilson intervals from `binomtest(...).proportion_ci`, the exact
-McNemar test as `binomtest` on the discordant pairs, seeded `bootstrap` (BCa) intervals,
-seeded paired `permutation_test`s, and normal quantiles for Cohen's kappa. Every result is
-JSON-safe: floats or None, never NaN. Where there is no interval, `reason` says why.
+McNemar test as `binomtest` on the discordant pairs, beta quantiles for Clopper-Pearson
+bounds, t quantiles, seeded paired `bootstrap` (BCa) intervals and `permutation_test`s, and
+normal quantiles for Cohen's kappa. Every result is JSON-safe: floats or None, never NaN.
+Where there is no interval, `reason` says why.
+
+Which interval, and why (coverage checked by `benchmarks/interval_coverage.py`, results in
+`benchmarks/results/interval_coverage.json`):
+
+- a mean of 0/1 scores: Wilson;
+- a win rate (a tie counts half): Clopper-Pearson at the fractional count wins + ties/2 of
+  n, one rule at every tie count, monotone in the record, >= 95% coverage at n = 10 to 200;
+- a mean of fractional scores: Student's t with Hall's (1992) skewness correction, from
+  MIN_FRACTIONAL_N scores on (below, no interval: "n too small").
+
+Each is a function of the values (or counts) alone, with the bounds computed elementwise
+(`clopper_pearson_bounds`, `skew_t_bounds`), so a simulation runs the same code on arrays.
 """
 
 from __future__ import annotations
@@ -19,11 +32,12 @@ from scipy import stats
 
 __all__ = [
     "CONFIDENCE",
+    "MIN_FRACTIONAL_N",
     "SEED",
     "Comparison",
     "Interval",
     "Kappa",
-    "bootstrap_interval",
+    "clopper_pearson_bounds",
     "cohen_kappa",
     "holm",
     "is_binary",
@@ -31,13 +45,20 @@ __all__ = [
     "newcombe_paired_interval",
     "paired_comparison",
     "percentile",
+    "sample_moments",
+    "skew_t_bounds",
+    "skew_t_interval",
     "wilson_interval",
+    "win_rate_interval",
 ]
 
 CONFIDENCE = 0.95
 SEED = 20240613
 """Fixed seed of every bootstrap and permutation test: the same records give the same numbers."""
 N_RESAMPLES = 9999
+MIN_FRACTIONAL_N = 10
+"""Fewest fractional scores whose mean gets an interval: below it the skewness-corrected t
+interval covers less than 93% of the time on the simulated score distributions."""
 
 
 @dataclass(frozen=True)
@@ -103,30 +124,102 @@ def _bootstrap(
     return Interval.none("the bootstrap interval is undefined for these scores")
 
 
-def _mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(x, axis=axis)
+def clopper_pearson_bounds(
+    x: np.ndarray | float, n: np.ndarray | int, confidence: float = CONFIDENCE
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson bounds for `x` successes of `n`, elementwise; `x` may be fractional
+    (the beta quantiles are defined for any 0 <= x <= n): 0 at x = 0, 1 at x = n."""
+    x, n = np.asarray(x, dtype=float), np.asarray(n, dtype=float)
+    alpha = 1.0 - confidence
+    with np.errstate(all="ignore"):
+        low = stats.beta.ppf(alpha / 2, np.maximum(x, 1e-300), n - x + 1)
+        high = stats.beta.ppf(1 - alpha / 2, x + 1, np.maximum(n - x, 1e-300))
+    return np.where(x <= 0, 0.0, low), np.where(x >= n, 1.0, high)
 
 
-def bootstrap_interval(
-    values: Sequence[float], confidence: float = CONFIDENCE, seed: int = SEED
-) -> Interval:
-    """Seeded bootstrap (BCa) interval of a mean; None for n < 2 or identical values."""
+def win_rate_interval(wins: int, ties: int, n: int, confidence: float = CONFIDENCE) -> Interval:
+    """Interval of a win rate (wins + ties / 2) / n: Clopper-Pearson at the fractional count.
+
+    One rule whatever the number of ties; it treats each comparison as a 0/1 outcome with
+    the record's mean (the most spread a score of 1, 0.5 or 0 can have), so it never
+    narrows as the record worsens: one more loss, or a win turned into a tie, lowers both
+    bounds. Coverage >= 95% at n = 10, 20, 50, 200 over every win and tie rate simulated
+    (higher with ties: conservative).
+    """
+    if n < 1:
+        return Interval.none("no scored comparisons")
+    low, high = clopper_pearson_bounds(wins + ties / 2, n, confidence)
+    return Interval(float(low), float(high), "clopper_pearson")
+
+
+def skew_t_bounds(
+    mean: np.ndarray | float,
+    sd: np.ndarray | float,
+    skew: np.ndarray | float,
+    n: int,
+    confidence: float = CONFIDENCE,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hall's (1992) skewness-corrected t interval of a mean, elementwise.
+
+    With t = (mean - mu) / sd and the sample skewness g, the statistic
+    sqrt(n) * (t + g t^2 / 3 + g^2 t^3 / 27 + g / (6 n)) is closer to Student's t(n - 1)
+    than sqrt(n) * t is; the transformation is monotone, so its inverse,
+    t = ((1 + g (y - g / (6 n)))^(1/3) - 1) / (g / 3), gives the bounds
+    mean - sd * t(+-q / sqrt(n)). Clipped to [0, 1] (scores are in [0, 1]).
+    """
+    mean, sd, g = (np.asarray(v, dtype=float) for v in (mean, sd, skew))
+    q = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) / math.sqrt(n)
+    flat = np.abs(g) < 1e-12
+    a = np.where(flat, 1.0, g / 3)
+
+    def inverse(y: float) -> np.ndarray:
+        corrected = (np.cbrt(1 + 3 * a * (y - g / (6 * n))) - 1) / a
+        return np.where(flat, y, corrected)
+
+    low, high = mean - sd * inverse(q), mean - sd * inverse(-q)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
+
+def sample_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, standard deviation (n - 1) and skewness (third central moment / sd^3; 0 without
+    spread) of `x` along its last axis: what `skew_t_bounds` takes."""
+    mean = x.mean(axis=-1)
+    sd = x.std(axis=-1, ddof=1)
+    third = np.mean((x - mean[..., None]) ** 3, axis=-1)
+    with np.errstate(all="ignore"):
+        skew = np.where(sd > 0, third / sd**3, 0.0)
+    return mean, sd, skew
+
+
+def skew_t_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> Interval:
+    """Skewness-corrected t interval (`skew_t_bounds`) of the mean of fractional scores.
+
+    None below MIN_FRACTIONAL_N scores ("n too small") and when every score is the same.
+    """
     x = np.asarray(values, dtype=float)
-    if x.size < 2:
-        return Interval.none(f"{x.size} scored answer(s); a bootstrap needs at least 2")
+    n = int(x.size)
+    if n == 0:
+        return Interval.none("no scored answers")
+    if n < MIN_FRACTIONAL_N:
+        return Interval.none(
+            f"n too small: {n} fractional score(s); an interval needs {MIN_FRACTIONAL_N} "
+            "(fewer cover the mean less than 93% of the time)"
+        )
     if np.all(x == x[0]):
-        return Interval.none(f"all {x.size} scores are {x[0]:g}; a bootstrap has no spread")
-    return _bootstrap((x,), _mean, confidence, seed, paired=False)
+        return Interval.none(f"all {n} scores are {x[0]:g}; no spread to estimate")
+    low, high = skew_t_bounds(*sample_moments(x), n, confidence)
+    return Interval(float(low), float(high), "skew_t")
 
 
 def mean_interval(
     values: Sequence[float], *, binary: bool | None = None, confidence: float = CONFIDENCE
 ) -> Interval:
-    """Wilson for 0/1 scores, a seeded bootstrap otherwise (`binary=None`: decide by values)."""
+    """Wilson for 0/1 scores, the skewness-corrected t otherwise (`binary=None`: decide by
+    the values)."""
     binary = is_binary(values) if binary is None else binary
     if binary:
         return wilson_interval(int(sum(values)), len(values), confidence)
-    return bootstrap_interval(values, confidence)
+    return skew_t_interval(values, confidence)
 
 
 def newcombe_paired_interval(

@@ -59,10 +59,9 @@ def _scores(
 
 
 def _intervals(values: dict[str, list[float]]) -> dict[str, Any]:
-    """`ci95`, `ci95_method` and `ci95_reason` per metric (a metric -> scores mapping)."""
-    cis = {
-        m: mean_interval(v, binary=is_binary_metric(m) and is_binary(v)) for m, v in values.items()
-    }
+    """`ci95`, `ci95_method` and `ci95_reason` per metric (a metric -> scores mapping): Wilson
+    when the scores are all 0 or 1 (whatever the metric), else the skewness-corrected t."""
+    cis = {m: mean_interval(v) for m, v in values.items()}
     return {
         "ci95": {m: ci.as_list() for m, ci in cis.items()},
         "ci95_method": {m: ci.method for m, ci in cis.items()},
@@ -87,8 +86,9 @@ def group_summary(records: Iterable[MethodRecord], metrics: list[str]) -> dict[s
     """Mean score per metric over the answers the judge scored, with counts and intervals.
 
     `n` questions; `search_errors` failed searches; per metric, `scored` answers, judge
-    `errors`, the 95% interval `ci95` (Wilson for 0/1 judges, seeded bootstrap otherwise;
-    None with `ci95_reason` when there are too few scores) and, with `judge.trials` > 1,
+    `errors`, the 95% interval `ci95` (Wilson for 0/1 scores, the skewness-corrected t
+    otherwise; None with `ci95_reason` when there are too few scores) and, with
+    `judge.trials` > 1,
     the share of `unanimous` verdicts. A failed search or judge is left out of the mean,
     not counted as 0.
     """

@@ -33,6 +33,19 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
     return centre - half, centre + half
 
 
+def _tail(k: int, n: int, p: float, upper: bool) -> float:
+    """P(X >= k) (upper) or P(X <= k) for X ~ Bin(n, p), the sum written out."""
+    terms = range(k, n + 1) if upper else range(k + 1)
+    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in terms)
+
+
+def _assert_clopper_pearson(ci: list[float], k: int, n: int) -> None:
+    """Clopper-Pearson by its definition: P(X >= k | low) = P(X <= k | high) = 2.5%."""
+    low, high = ci
+    assert _tail(k, n, low, upper=True) == pytest.approx(0.025, abs=1e-9)
+    assert _tail(k, n, high, upper=False) == pytest.approx(0.025, abs=1e-9)
+
+
 def _binomial_two_sided(k: int, n: int) -> float:
     """2 * P(X >= max(k, n-k)) for X ~ Bin(n, 1/2), capped at 1."""
     hi = max(k, n - k)
@@ -97,15 +110,15 @@ def test_win_rates_intervals_sign_tests_and_holm_by_hand() -> None:
     local, basic = comparisons
     assert (local["n"], local["wins_a"], local["wins_b"], local["ties"]) == (8, 6, 2, 0)
     assert local["win_rate_a"] == pytest.approx(0.75)
-    assert local["ci95"] == pytest.approx(_wilson(6, 8), abs=1e-9)
-    assert local["ci95_method"] == "wilson"
+    _assert_clopper_pearson(local["ci95"], 6, 8)
+    assert local["ci95_method"] == "clopper_pearson"
     assert local["p_value"] == pytest.approx(74 / 256) == _binomial_two_sided(6, 8)
     assert (basic["n"], basic["wins_a"], basic["wins_b"], basic["ties"]) == (10, 7, 1, 2)
     assert basic["unscored"] == 1  # the failed comparison is neither a win nor a tie
     assert basic["win_rate_a"] == pytest.approx((7 + 1) / 10)
     assert basic["p_value"] == pytest.approx(2 * 9 / 256)  # sign test on the 8 decisive
-    lo, hi = basic["ci95"]
-    assert basic["ci95_method"].startswith("bootstrap") and lo < 0.8 < hi <= 1.0
+    _assert_clopper_pearson(basic["ci95"], 8, 10)  # 7 wins + 2 ties / 2: the same rule
+    assert basic["ci95_method"] == "clopper_pearson"
     assert basic["position_consistency"] == pytest.approx(9 / 10)
     # Holm over the two: 2 x 0.0703 = 0.1406, then max(0.1406, 1 x 0.2891)
     assert basic["p_holm"] == pytest.approx(2 * 18 / 256)
@@ -118,7 +131,7 @@ def test_a_position_biased_judge_gives_ties_and_zero_consistency() -> None:
     [entry], _ = pairwise_entries(records, [("tog", "local")], ["comprehensiveness"])
     assert entry["win_rate_a"] == 0.5 and entry["ties"] == 8
     assert entry["position_consistency"] == 0.0 and entry["p_value"] == 1.0
-    assert entry["ci95"] is None and "all 8 scores are 0.5" in entry["ci95_reason"]
+    _assert_clopper_pearson(entry["ci95"], 4, 8)  # 8 ties: 4 of 8, with its width
 
 
 def test_aa_checks_are_reported_apart_and_flag_a_slot_biased_judge() -> None:
