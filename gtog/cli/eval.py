@@ -240,8 +240,9 @@ def eval_command(
         str | None,
         typer.Option(
             "--shard",
-            help="Run only shard I/N of the (question, method) pairs (0 <= I < N), into "
-            "OUTPUT/shard-I-of-N; combine the shards with `gtog eval merge`.",
+            help="Run only shard I/N of the questions (0 <= I < N), each with all its methods "
+            "and comparisons, into OUTPUT/shard-I-of-N; combine the shards with "
+            "`gtog eval merge`.",
         ),
     ] = None,
 ) -> None:
@@ -348,12 +349,16 @@ def merge_command(
         list[Path], typer.Argument(help="The shard folders (OUTPUT/shard-I-of-N), all N of them.")
     ],
     partial: Annotated[
-        bool, typer.Option("--partial", help="Merge even if a shard has pairs still to run.")
+        bool,
+        typer.Option(
+            "--partial", help="Merge even if a shard has pairs or comparisons still to run."
+        ),
     ] = False,
 ) -> None:
     """Merge the shards of a `gtog eval --shard` run into one output.
 
-    The shards must share one spec and cover every (question, method) pair once.
+    The shards must share one spec, cover every (question, method) pair once and hold every
+    head-to-head comparison the run asks for (else --partial, then `gtog eval --resume -o OUT`).
     """
     from gtog.errors import InputError
     from gtog.eval.results.table import print_summary
@@ -365,6 +370,12 @@ def merge_command(
         raise _fail(str(exc), 2) from None
     for label, n in result.missing.items():
         say_warning(err, f"shard {label}: {n} pairs not run")
+    if result.missing_comparisons:
+        say_warning(
+            err,
+            f"{result.missing_comparisons} comparisons in no shard: `gtog eval --resume -o "
+            f"{out}` judges them",
+        )
     assert result.summary is not None
     print_summary(json.loads(result.summary.read_text()), result.spec.judge.metrics)
     err.print(

@@ -20,6 +20,7 @@ __all__ = [
     "Currency",
     "current_records",
     "judged_elsewhere",
+    "missing_comparisons",
     "pair_elsewhere",
     "pair_staleness",
     "searched_elsewhere",
@@ -67,6 +68,28 @@ def pair_elsewhere(
     """True when a comparison was made by another pairwise judge, or (with `answers`, the
     current answers by (question, method)) on answers that have changed since."""
     return pair_staleness(spec, pair, answers) is not None
+
+
+def missing_comparisons(
+    spec: EvalSpec, records: list[MethodRecord], pairs: list[PairRecord]
+) -> list[tuple[str, str, str, str]]:
+    """(question id, criterion, a, b) of every comparison `spec` asks for whose two answers
+    are current and answered but which has no current record in `pairs` (what a resumed
+    run would judge)."""
+    if spec.pairwise is None:
+        return []
+    answers = {r.key: r for r in records if not searched_elsewhere(spec, r)}
+    done = {p.key for p in pairs if pair_staleness(spec, p, answers) is None}
+    out = []
+    for qid in dict.fromkeys(r.qid for r in answers.values()):
+        for a, b in spec.pairwise.pairs:
+            ra, rb = answers.get((qid, a)), answers.get((qid, b))
+            if ra is None or rb is None or ra.error is not None or rb.error is not None:
+                continue
+            if spec.pairwise_digest(ra.index_key) is None:  # no pairwise judge for the index
+                continue
+            out += [(qid, c, a, b) for c in spec.pairwise.criteria if (qid, c, a, b) not in done]
+    return out
 
 
 @dataclass

@@ -103,6 +103,9 @@ class ShardSpec(BaseModel):
     index: int
     count: int
     pairs: int = 0
+    split: str = "pair"
+    """What the shard holds whole: `question` (all its methods and comparisons), or `pair`
+    (a (question, method) pair: shards of gtog before issue 31, which read without it)."""
 
     @property
     def label(self) -> str:
@@ -200,6 +203,12 @@ def search_changes(old: EvalSpec, new: EvalSpec) -> list[str]:
     new_shard = new.shard.label if new.shard else None
     if old_shard != new_shard:
         changes.append(f"the shard changed (--shard {old_shard} -> {new_shard})")
+    elif old.shard and new.shard and old.shard.split != new.shard.split:
+        changes.append(
+            f"the shards split the run by {old.shard.split} and now by {new.shard.split} "
+            "(a question's methods and comparisons share one shard): start the shards over "
+            "with --force"
+        )
     if old.dataset.hash != new.dataset.hash:
         changes.append("the dataset changed")
     changes += [f"the index {k!r} changed" for k in _changed(old.indexes, new.indexes)]

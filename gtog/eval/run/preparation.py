@@ -30,6 +30,7 @@ from gtog.eval.run.judging import judge_prompts, load_judge_model, scoring_setup
 from gtog.eval.run.lock import OutputLock
 from gtog.eval.run.methods import RunMethod, resolve_methods
 from gtog.eval.run.pairwise import plan_pairwise
+from gtog.eval.run.shard import SPLIT
 from gtog.eval.run.spec import build_spec
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import build_scorers
@@ -314,7 +315,7 @@ def prepare(options: EvalOptions) -> EvalRun:
     run.spec.pairs = len(run.pairs)
     if options.shard is not None:
         run.spec.shard = ShardSpec(
-            index=options.shard.index, count=options.shard.count, pairs=len(run.pairs)
+            index=options.shard.index, count=options.shard.count, pairs=len(run.pairs), split=SPLIT
         )
     run.lock = OutputLock(output_dir).acquire()
     try:

@@ -1,7 +1,11 @@
-"""Shards of a run: a deterministic slice of the (question, method) pairs.
+"""Shards of a run: a deterministic slice of the questions, each with all its work.
 
-A pair belongs to shard `sha256(qid, method) mod n`, so every machine computes the same
-slices from the dataset alone (no coordination), and the n shards cover each pair once.
+A question belongs to shard `sha256(qid) mod n`, with every method's answer and every
+head-to-head comparison of those answers, so every machine computes the same slices from
+the dataset alone (no coordination), the n shards cover each (question, method) pair once,
+and no comparison needs answers from two shards. (gtog before issue 31 split the
+(question, method) pairs, so a comparison existed only when both answers fell in one shard:
+such shards say `split: pair`, and `gtog eval merge` finds their missing comparisons.)
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gtog.errors import InputError
 
-__all__ = ["Shard", "parse_shard", "shard_of"]
+__all__ = ["SPLIT", "Shard", "parse_shard", "shard_of"]
+
+SPLIT = "question"
+"""What a shard holds whole (`ShardSpec.split`); older shards say `pair`."""
 
 
 class Shard(BaseModel):
@@ -34,14 +41,14 @@ class Shard(BaseModel):
         """The shard's output folder name, `shard-i-of-n`."""
         return f"shard-{self.index}-of-{self.count}"
 
-    def holds(self, qid: str, method: str) -> bool:
-        """Whether this shard runs the pair (qid, method)."""
-        return shard_of(qid, method, self.count) == self.index
+    def holds(self, qid: str) -> bool:
+        """Whether this shard runs the question `qid` (all its methods and comparisons)."""
+        return shard_of(qid, self.count) == self.index
 
 
-def shard_of(qid: str, method: str, count: int) -> int:
-    """The shard (0..count-1) of a (question id, method) pair."""
-    digest = hashlib.sha256(f"{qid}\x1f{method}".encode()).digest()
+def shard_of(qid: str, count: int) -> int:
+    """The shard (0..count-1) of a question id."""
+    digest = hashlib.sha256(qid.encode()).digest()
     return int.from_bytes(digest[:8], "big") % count
 
 

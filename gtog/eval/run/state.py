@@ -49,7 +49,8 @@ class EvalOptions:
     model_overrides: Callable[[Path], dict[str, Any]] | None = None
     """graphrag config overrides per index folder (e.g. to use the local model server)."""
     shard: Shard | None = None
-    """Run only this shard's (question, method) pairs, into `<output>/shard-i-of-n`."""
+    """Run only this shard's questions (all their methods and comparisons), into
+    `<output>/shard-i-of-n`."""
 
 
 @dataclass
@@ -91,13 +92,10 @@ class EvalRun:
 
     @property
     def pairs(self) -> list[tuple[QAItem, str]]:
-        """Every (question, method) pair of this run (of its shard, if sharded)."""
+        """Every (question, method) pair of this run (of its shard's questions, if sharded)."""
         shard = self.options.shard
         return [
-            (q, m)
-            for q in self.items
-            for m in self.methods
-            if shard is None or shard.holds(q.qid, m)
+            (q, m) for q in self.items if shard is None or shard.holds(q.qid) for m in self.methods
         ]
 
     @property
