@@ -69,7 +69,9 @@ class Scorer(Protocol):
     """What it reads: `question`, `reference`, `answer`, `context`, `evidence`."""
     uses_llm: bool
     binary: bool
-    """Scores are 0/1 (intervals: Wilson), else fractions (intervals: bootstrap)."""
+    """Scores are 0/1 (paired tests: McNemar), else fractions (a permutation test). A mean's
+    interval follows the scores themselves: Wilson for 0/1 scores, else the skewness-corrected
+    t (`gtog.eval.results.statistics.mean_interval`)."""
 
     async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
         """The judgement of `answer` (and `context`, None when not saved) to `item`."""
