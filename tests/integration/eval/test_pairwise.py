@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -55,6 +56,23 @@ def _root(tmp_path: Path, index: Path, methods: str, extra: str) -> Path:
     with (root / "eval_config.yaml").open("a") as f:
         f.write(extra)
     return root
+
+
+def _against_dunno(
+    tmp_path: Path, index: Path, pairwise: str, limit: int
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """`local` against `dunno` (an answers file that never answers) on the first `limit`
+    questions, judged head to head on relevance (`pairwise`: more of its settings)."""
+    root = _root(
+        tmp_path,
+        index,
+        "local,dunno",
+        "answers: {dunno: dunno.jsonl}\nmetrics: [correctness]\n"
+        f"pairwise: {{criteria: [relevance], trials: 1{pairwise}}}\n",
+    )
+    result = gtog("eval", "--root", str(root), "-k", "lighthouse", "--limit", str(limit), "-q")
+    assert result.returncode == 0, result.stderr
+    return root, result
 
 
 def test_a_method_that_never_answers_loses_every_comparison_and_results_group_by_type(
@@ -168,15 +186,7 @@ def test_the_aa_check_fails_a_judge_that_picks_answer_1_on_most_questions(
         return json.dumps({"winner": slot, "reason": f"answer {slot} reads better"})
 
     llm_server.rules[:0] = [Rule("pairwise", lambda r: PAIRWISE in r.prompt, slot_picker)]
-    root = _root(
-        tmp_path,
-        example_indexes["lighthouse"],
-        "local,dunno",
-        "answers: {dunno: dunno.jsonl}\nmetrics: [correctness]\n"
-        "pairwise: {criteria: [relevance], trials: 1}\n",
-    )
-    result = gtog("eval", "--root", str(root), "-k", "lighthouse", "--limit", "5", "-q")
-    assert result.returncode == 0, result.stderr
+    root, result = _against_dunno(tmp_path, example_indexes["lighthouse"], "", 5)
     _, summary = load_results(root)
     checks = {c["a"]: c for c in summary["pairwise_aa"]}
     assert set(checks) == {"local", "dunno"}
@@ -201,15 +211,7 @@ def test_failed_comparisons_are_unscored_never_a_win_or_a_tie(
             lambda r: '{"winner": 1 or 2 or 0, "reason": "brief explanation"}',  # an echo
         )
     ]
-    root = _root(
-        tmp_path,
-        example_indexes["lighthouse"],
-        "local,dunno",
-        "answers: {dunno: dunno.jsonl}\nmetrics: [correctness]\n"
-        "pairwise: {criteria: [relevance], trials: 1, aa_check: false}\n",
-    )
-    result = gtog("eval", "--root", str(root), "-k", "lighthouse", "--limit", "2", "-q")
-    assert result.returncode == 0, result.stderr
+    root, _ = _against_dunno(tmp_path, example_indexes["lighthouse"], ", aa_check: false", 2)
     detailed, summary = load_results(root)
     [entry] = summary["pairwise"]
     assert entry["n"] == 0 and entry["unscored"] == 2 and entry["win_rate_a"] is None
