@@ -63,12 +63,17 @@ class JudgeSpec(BaseModel):
     metrics: list[str] = Field(default_factory=list)
     skipped: bool = False
     """True for a `--skip-judges` run (answers only, judged later with `--rescore`)."""
+    embedding_models: dict[str, str] = Field(default_factory=dict)
+    """index key -> `provider/model` embedding texts for `answer_similarity` (empty when no
+    metric embeds)."""
 
     def digest(self, index_key: str) -> str:
         """The hash a record judged under this spec carries (`MethodRecord.judged_with`)."""
         if self.skipped:
             return "skipped"
-        data = self.model_dump(exclude={"models", "skipped"})
+        data = self.model_dump(exclude={"models", "skipped", "embedding_models"})
+        if self.embedding_models:  # (absent from the hash of runs that embed nothing)
+            data["embedding_model"] = self.embedding_models.get(index_key)
         return stable_hash({**data, "model": self.models.get(index_key)})
 
 
@@ -226,6 +231,12 @@ def judge_changes(old: JudgeSpec, new: JudgeSpec) -> list[str]:
         if getattr(old, field) != getattr(new, field):
             changes.append(
                 f"judge.{field} changed ({getattr(old, field)} -> {getattr(new, field)})"
+            )
+    for key in sorted(set(old.embedding_models) & set(new.embedding_models)):
+        if old.embedding_models[key] != new.embedding_models[key]:
+            changes.append(
+                f"the embedding model for {key!r} changed ({old.embedding_models[key]} -> "
+                f"{new.embedding_models[key]})"
             )
     for key in sorted(set(old.models) & set(new.models)):
         if old.models[key] != new.models[key]:

@@ -17,7 +17,7 @@ from gtog.eval.results.statistics import (
     paired_comparison,
     percentile,
 )
-from gtog.eval.scoring.base import SCORERS, is_binary_metric, uses_llm
+from gtog.eval.scoring.base import is_binary_metric, is_metered
 
 __all__ = [
     "QUESTION_SETS",
@@ -234,9 +234,10 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
 
 
 def judge_usage(records: Iterable[MethodRecord]) -> dict[str, Any]:
-    """LLM calls, tokens and USD spent by the LLM judges (per judged answer and in total)."""
+    """LLM calls, tokens and USD spent by the LLM judges and embedding-based metrics (per
+    judged answer and in total)."""
     records = list(records)
-    js = [j for r in records for m, j in r.judgements.items() if uses_llm(m) or m not in SCORERS]
+    js = [j for r in records for m, j in r.judgements.items() if is_metered(m)]
     judged = sum(1 for r in records if r.error is None and r.judgements)
     total = _cost_total([j.cost_usd for j in js])
     return {

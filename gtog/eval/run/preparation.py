@@ -26,7 +26,12 @@ from gtog.eval.results.spec import (
 from gtog.eval.run.answers import load_answers
 from gtog.eval.run.config import EvalConfig, load_eval_config
 from gtog.eval.run.guard import parse_budget
-from gtog.eval.run.judging import judge_prompts, load_judge_model, scoring_setup
+from gtog.eval.run.judging import (
+    judge_prompts,
+    load_judge_embedder,
+    load_judge_model,
+    scoring_setup,
+)
 from gtog.eval.run.lock import OutputLock
 from gtog.eval.run.methods import RunMethod, resolve_methods
 from gtog.eval.run.pairwise import plan_pairwise
@@ -254,11 +259,15 @@ def prepare(options: EvalOptions) -> EvalRun:
     items, keys = _select_items(options, config, config_path, dataset_path, all_items)
     projects = _load_projects(root, config, keys, options)
     judges = {k: load_judge_model(config, p.config, p.settings_path) for k, p in projects.items()}
+    embedders = {
+        k: load_judge_embedder(config, p.config, p.settings_path) for k, p in projects.items()
+    }
     prompts = judge_prompts(root, config, config_path)
     parts = {
         "projects": projects,
         "methods": run_methods,
         "judges": judges,
+        "embedders": embedders,
         "all_items": all_items,
         "config_path": config_path,
         "dataset_path": dataset_path,
@@ -302,7 +311,9 @@ def prepare(options: EvalOptions) -> EvalRun:
         judges=judges,
         prompts=prompts,
         scorers={
-            k: build_scorers(list(config.metrics), scoring_setup(config, j, prompts))
+            k: build_scorers(
+                list(config.metrics), scoring_setup(config, j, prompts, embedders[k])
+            )
             for k, j in judges.items()
         },
         pair_scorers=pair_scorers,

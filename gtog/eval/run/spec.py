@@ -16,7 +16,7 @@ from gtog.eval.run.methods import RunMethod
 from gtog.eval.run.state import EvalOptions
 
 if TYPE_CHECKING:
-    from gtog.llm import ChatModel
+    from gtog.llm import ChatModel, EmbeddingModel
     from gtog.project import Project
 
 __all__ = ["build_spec", "index_hash", "method_settings"]
@@ -52,6 +52,7 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
     projects: dict[str, Project] = run_parts["projects"]
     methods: dict[str, RunMethod] = run_parts["methods"]
     judges: dict[str, ChatModel] = run_parts["judges"]
+    embedders: dict[str, EmbeddingModel | None] = run_parts.get("embedders") or {}
     all_items: list[QAItem] = run_parts["all_items"]
     jc = config.judge
     return EvalSpec(
@@ -73,6 +74,11 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
         indexes={k: index_hash(p) for k, p in projects.items()},
         judge=JudgeSpec(
             models={k: f"{j.name}@T{jc.temperature:g}" for k, j in judges.items()},
+            embedding_models={
+                k: f"{e.config.model_provider}/{e.config.model}"
+                for k, e in embedders.items()
+                if e is not None
+            },
             temperature=jc.temperature,
             max_tokens=jc.max_tokens,
             structured_output=jc.structured_output,
