@@ -311,9 +311,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         judges=judges,
         prompts=prompts,
         scorers={
-            k: build_scorers(
-                list(config.metrics), scoring_setup(config, j, prompts, embedders[k])
-            )
+            k: build_scorers(list(config.metrics), scoring_setup(config, j, prompts, embedders[k]))
             for k, j in judges.items()
         },
         pair_scorers=pair_scorers,

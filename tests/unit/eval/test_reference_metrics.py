@@ -76,7 +76,9 @@ def test_rouge_l_by_hand() -> None:
 @pytest.mark.parametrize(("reference", "answer"), PAIRS)
 def test_rouge_l_equals_rouge_scores_own_scorer(reference: str, answer: str) -> None:
     own = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
-    assert rouge_l(reference, answer) == pytest.approx(own.score(reference, answer)["rougeL"].fmeasure)
+    assert rouge_l(reference, answer) == pytest.approx(
+        own.score(reference, answer)["rougeL"].fmeasure
+    )
 
 
 def test_rouge_l_reads_non_latin_words() -> None:
