@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from gtog.eval.scoring.judges import Judgement
@@ -59,6 +61,10 @@ class MethodRecord(BaseModel):
     groups: dict[str, str] = Field(default_factory=dict)
     """The question's values of the dataset's `group_by` fields (absent: not in the item)."""
     efficiency: Efficiency | None = None
+    exploration: list[dict[str, Any]] | None = None
+    """ToG: what the search explored, one entry per depth (`gtog.tog.trace`); else None."""
+    paths: list[dict[str, Any]] | None = None
+    """ToG: the evidence paths the answer was made from (`gtog.tog.trace`); else None."""
 
     @property
     def key(self) -> tuple[str, str]:

@@ -69,6 +69,9 @@ def _method_entry(
         entry["stale"] = "not judged by the current judge: left out of the scores"
     if judge_errors:
         entry["judge_errors"] = judge_errors
+    if r.exploration is not None:
+        entry["exploration"] = r.exploration
+        entry["paths"] = r.paths
     if keep_intermediate:
         entry["context_text"] = r.context_text
         entry["sources"] = r.sources

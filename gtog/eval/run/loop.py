@@ -103,11 +103,22 @@ async def _search(
             record.error = f"answer {CUT_REASONS[outcome.cut]} (finish_reason: {outcome.cut})"
             record.error_kind = "truncated"
             return None
+    _record_exploration(record, result.context_data)
     context = _context_str(result.context_text)
     if run.config.output.save_intermediate:
         record.context_text = context
         record.sources = retrieved_sources(result)
     return context
+
+
+def _record_exploration(record: MethodRecord, context_data: Any) -> None:
+    """ToG's exploration tree and evidence paths (kept whatever save_intermediate says:
+    they are small, and failure attribution reads them)."""
+    from gtog.tog.trace import exploration_json
+
+    tree = exploration_json(context_data)
+    if tree is not None:
+        record.exploration, record.paths = tree
 
 
 def _kind(failed: SearchFailed) -> str:
