@@ -18,6 +18,7 @@ __all__ = [
     "LOG_VERSION",
     "QA_DIR",
     "SUMMARY_NAME",
+    "AnalysisSpec",
     "DatasetSpec",
     "EvalSpec",
     "JudgeSpec",
@@ -102,6 +103,15 @@ class PairwiseSpec(BaseModel):
         )
 
 
+class AnalysisSpec(BaseModel):
+    """How the summary reads the records (no answer or score depends on it): what counts
+    as an abstention, and the evidence_recall that counts as evidence found."""
+
+    abstention_patterns: list[str] = Field(default_factory=list)
+    abstention_builtin: bool = True
+    evidence_threshold: float = 0.5
+
+
 class ShardSpec(BaseModel):
     """One shard of a sharded run: `index` of `count`, holding `pairs` (question, method)."""
 
@@ -139,6 +149,8 @@ class EvalSpec(BaseModel):
     """Head-to-head judging, when the run does it."""
     group_by: list[str] = Field(default_factory=list)
     """Item fields the results are grouped by."""
+    analysis: AnalysisSpec = Field(default_factory=AnalysisSpec)
+    """Abstention rules and the attribution threshold (the summary's reading only)."""
 
     @property
     def metrics(self) -> list[str]:
@@ -190,7 +202,7 @@ def _what_differs(old: Any, new: Any, limit: int = 3) -> str:
 
 def what_differs(old: EvalSpec, new: EvalSpec) -> str:
     """The first few settings in which two specs differ (shard, paths and versions aside)."""
-    skip = {"shard", "pairs", "config_path", "gtog_version", "graphrag_version"}
+    skip = {"shard", "pairs", "config_path", "gtog_version", "graphrag_version", "analysis"}
     return _what_differs(old.model_dump(exclude=skip), new.model_dump(exclude=skip))
 
 

@@ -9,7 +9,11 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from gtog.eval.results.abstention import AbstentionRules, abstention_summary
+from gtog.eval.results.agreement import metric_agreement
+from gtog.eval.results.attribution import attribution_summary
 from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.spec import AnalysisSpec
 from gtog.eval.results.statistics import (
     holm,
     is_binary,
@@ -258,11 +262,18 @@ QUESTION_SETS = {
         "as same_questions, but a failed search counts as a wrong answer (score 0)"
     ),
     "comparisons": "each pair over the questions both methods have a score for",
+    "by_method.<m>.answered": (
+        "mean over the answers of that method the judge scored that did not abstain"
+    ),
+    "attribution": "wrong answers (correctness 0) of each method, by where the evidence was",
+    "metric_agreement": "every answer with both a correctness verdict and the metric's score",
 }
 """What question set each kind of mean in the summary covers (written into the summary)."""
 
 
-def _scope(records: list[MethodRecord], methods: list[str], metrics: list[str]) -> dict:
+def _scope(
+    records: list[MethodRecord], methods: list[str], metrics: list[str], rules: AbstentionRules
+) -> dict:
     same = common_means(records, methods, metrics, strict=False)
     strict = common_means(records, methods, metrics, strict=True)
     return {
@@ -270,6 +281,7 @@ def _scope(records: list[MethodRecord], methods: list[str], metrics: list[str]) 
             **group_summary((r for r in records if r.method == m), metrics),
             "same_questions": same[m],
             "strict": strict[m],
+            **abstention_summary((r for r in records if r.method == m), metrics, rules),
         }
         for m in methods
     }
@@ -288,12 +300,19 @@ def _cost(eff: dict[str, Any], usage: dict[str, Any]) -> dict[str, float | None]
 
 
 def summarize(
-    records: list[MethodRecord], methods: list[str], metrics: list[str]
+    records: list[MethodRecord],
+    methods: list[str],
+    metrics: list[str],
+    analysis: AnalysisSpec | None = None,
 ) -> dict[str, Any]:
-    """`by_method`, `by_movie` (per index key), `comparisons`, `efficiency` and `cost`.
+    """`by_method`, `by_movie` (per index key), `comparisons`, `efficiency`, `cost`,
+    `attribution` and `metric_agreement`.
 
-    See `QUESTION_SETS` for which questions each mean covers.
+    See `QUESTION_SETS` for which questions each mean covers; `analysis` sets the
+    abstention rules and the attribution threshold (defaults: the built-in rules, 0.5).
     """
+    analysis = analysis or AnalysisSpec()
+    rules = AbstentionRules(tuple(analysis.abstention_patterns), analysis.abstention_builtin)
     present = [m for m in methods if any(r.method == m for r in records)]
     keys = sorted({r.index_key for r in records})
     per_key = {k: [r for r in records if r.index_key == k] for k in keys}
@@ -301,11 +320,13 @@ def summarize(
     usage = {m: judge_usage(r for r in records if r.method == m) for m in present}
     return {
         "question_sets": QUESTION_SETS,
-        "by_method": _scope(records, present, metrics),
-        "by_movie": {k: _scope(per_key[k], present, metrics) for k in keys},
+        "by_method": _scope(records, present, metrics, rules),
+        "by_movie": {k: _scope(per_key[k], present, metrics, rules) for k in keys},
         "comparisons": comparisons(records, present, metrics),
         "comparisons_by_movie": {k: comparisons(per_key[k], present, metrics) for k in keys},
         "efficiency": efficiency,
         "judge_usage": usage,
         "cost": {m: _cost(efficiency[m], usage[m]) for m in present},
+        "attribution": attribution_summary(records, present, analysis.evidence_threshold),
+        "metric_agreement": metric_agreement(records, metrics),
     }

@@ -221,7 +221,10 @@ def result_views(
     detailed = detailed_results(
         records, methods, metadata, keep_intermediate=keep_intermediate, spec=spec, pairs=pairs
     )
-    summary = {"metadata": metadata, **summarize(currency.records, methods, spec.judge.metrics)}
+    summary = {
+        "metadata": metadata,
+        **summarize(currency.records, methods, spec.judge.metrics, spec.analysis),
+    }
     if spec.group_by:
         summary["by_group"] = by_group(currency.records, methods, spec.judge.metrics, spec.group_by)
     if spec.pairwise is not None:

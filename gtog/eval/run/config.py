@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,6 +16,8 @@ from gtog.eval.scoring.pairwise import CRITERIA, DEFAULT_CRITERIA
 __all__ = [
     "ALL_METRICS",
     "DEFAULT_RESPONSE_TYPE",
+    "AbstentionConfig",
+    "AttributionConfig",
     "DatasetConfig",
     "EvalConfig",
     "JudgeConfig",
@@ -135,6 +138,33 @@ class TimeoutsConfig(_Strict):
     judge: float = Field(default=180.0, gt=0)
 
 
+class AbstentionConfig(_Strict):
+    """What counts as an answer that declines (gtog.eval.results.abstention)."""
+
+    patterns: list[str] = Field(default_factory=list)
+    """Regular expressions of your own, searched case-insensitively in an answer's first
+    sentence: a match is an abstention."""
+    builtin: bool = True
+    """Also use the built-in placeholders and decline patterns."""
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
+        return value
+
+
+class AttributionConfig(_Strict):
+    """Failure attribution (gtog.eval.results.attribution)."""
+
+    evidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    """evidence_recall at or above this: the gold evidence was in what the method found."""
+
+
 class EvalConfig(_Strict):
     """The whole evaluation config."""
 
@@ -167,6 +197,10 @@ class EvalConfig(_Strict):
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
     pairwise: PairwiseConfig | None = None
     """Head-to-head judging of each pair of methods (off when absent)."""
+    abstention: AbstentionConfig = Field(default_factory=AbstentionConfig)
+    """Which answers count as declining (abstention rate, accuracy over the answered)."""
+    attribution: AttributionConfig = Field(default_factory=AttributionConfig)
+    """When a wrong answer counts as a retrieval or a generation failure."""
     truncated_answers: Literal["error", "score"] = "error"
     """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
     record and the summary still mark it `truncated`)."""

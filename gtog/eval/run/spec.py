@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import gtog
 from gtog.eval.dataset import QAItem, dataset_fingerprint
-from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, stable_hash
+from gtog.eval.results.spec import AnalysisSpec, DatasetSpec, EvalSpec, JudgeSpec, stable_hash
 from gtog.eval.run.answers import file_hash
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.run.methods import RunMethod
@@ -72,6 +72,11 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             for name, m in methods.items()
         },
         indexes={k: index_hash(p) for k, p in projects.items()},
+        analysis=AnalysisSpec(
+            abstention_patterns=list(config.abstention.patterns),
+            abstention_builtin=config.abstention.builtin,
+            evidence_threshold=config.attribution.evidence_threshold,
+        ),
         judge=JudgeSpec(
             models={k: f"{j.name}@T{jc.temperature:g}" for k, j in judges.items()},
             embedding_models={
