@@ -4,8 +4,8 @@ An answer abstains when, after trimming, it is a placeholder (`PLACEHOLDERS`: em
 `n/a`, `none`, `unknown`, `no answer`, `-`, `?`, `tbd`, ... alone, in brackets or not), or
 when its first sentence matches one of the decline patterns (`DECLINES`: "I do not know",
 "I cannot answer", "unable to answer", "the data/context/knowledge graph does not
-say/mention/contain ...", "there is no information", "not enough information", ...),
-case-insensitively. A run adds its own patterns (regular expressions, searched in the
+say/mention/contain ..." at the start of the answer, "there is no information", "not
+enough information", ...), case-insensitively. A run adds its own patterns (regular expressions, searched in the
 first sentence) with `abstention.patterns` in eval_config.yaml, and can drop the built-in
 ones with `abstention.builtin: false`.
 
@@ -70,8 +70,8 @@ DECLINES = (
     r"\bi(?: cannot| can't| can ?not| could not| couldn't| am unable to|'m unable to"
     r"| am not able to) (?:answer|find|determine|tell|say|provide|identify)\b",
     r"\b(?:unable|not able) to (?:answer|find|determine|identify)\b",
-    rf"\b(?:the |these |this )?{_SOURCE} (?:does|do|did) not (?:say|mention|contain|provide|"
-    r"include|specify|state|tell|give|indicate|answer)\b",
+    rf"^(?:[^,;]*,\s*)?(?:but |however,? )?(?:the |these |this )?{_SOURCE} (?:does|do|did) "
+    r"not (?:say|mention|contain|provide|include|specify|state|tell|give|indicate|answer)\b",
     rf"\bno (?:mention|information|data|answer)s? (?:is |was |are )?"
     rf"(?:available|found|given|provided|in the {_SOURCE})\b",
     r"\bthere (?:is|was) no (?:information|data|mention|evidence)\b",
