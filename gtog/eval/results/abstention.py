@@ -5,9 +5,9 @@ An answer abstains when, after trimming, it is a placeholder (`PLACEHOLDERS`: em
 when its first sentence matches one of the decline patterns (`DECLINES`: "I do not know",
 "I cannot answer", "unable to answer", "the data/context/knowledge graph does not
 say/mention/contain ..." at the start of the answer, "there is no information", "not
-enough information", ...), case-insensitively. A run adds its own patterns (regular expressions, searched in the
-first sentence) with `abstention.patterns` in eval_config.yaml, and can drop the built-in
-ones with `abstention.builtin: false`.
+enough information", ...), case-insensitively. A run adds its own patterns (regular
+expressions, searched in the first sentence) with `abstention.patterns` in
+eval_config.yaml, and can drop the built-in ones with `abstention.builtin: false`.
 
 Per method the summary gives the abstention rate (over the answers the method gave: failed
 searches are not answers) with its Wilson interval, and each metric's mean over the

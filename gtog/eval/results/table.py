@@ -16,6 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from gtog.eval.results.why import why_table
+
 __all__ = ["ALPHA", "print_summary", "status_line", "summary_table"]
 
 
@@ -26,6 +28,8 @@ _SHORT = {
     "completeness": "complete",
     "token_recall": "tok recall",
     "evidence_recall": "evid recall",
+    "exact_match": "exact",
+    "answer_similarity": "similarity",
 }
 
 ALPHA = 0.05
@@ -229,6 +233,9 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
             )
         )
     parts += [Text(note, style="bold yellow") for note in _aa_notes(summary)]
+    why = why_table(summary)
+    if why is not None:
+        parts.append(why)
     return Group(*parts)
 
 
