@@ -16,6 +16,7 @@ import numpy as np
 if TYPE_CHECKING:
     from gtog.eval.report.groups import GroupTable
     from gtog.eval.report.pairs import HeadToHead, QuestionPair
+    from gtog.eval.report.tree import Exploration
 
 __all__ = [
     "SIGNIFICANCE",
@@ -31,6 +32,7 @@ __all__ = [
     "Question",
     "RunStatus",
     "Spread",
+    "WhyRow",
 ]
 
 SIGNIFICANCE = 0.05
@@ -213,6 +215,8 @@ class Answer:
     paths: list[str]
     context: str | None
     source_ids: list[str]
+    tree: Exploration | None = None
+    """ToG's exploration tree (None: the method records none)."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,24 @@ class Question:
 
 
 @dataclass(frozen=True)
+class WhyRow:
+    """One method's abstentions and failure attribution (the summary's `attribution`)."""
+
+    method: str
+    abstention_rate: float | None
+    answered: float | None
+    """Correctness over the answers that did not abstain."""
+    wrong: int
+    retrieval: int
+    generation: int
+    unknown: int
+    retrieval_share: float | None
+    table: dict[str, dict[str, int]]
+    stages: dict[str, int]
+    threshold: float | None
+
+
+@dataclass(frozen=True)
 class PageData:
     """Everything the page draws."""
 
@@ -267,6 +289,8 @@ class PageData:
     """Head-to-head judging (None: the run did none)."""
     groups: list[GroupTable] = field(default_factory=list)
     """Results by question type, one table per `group_by` field."""
+    why: list[WhyRow] = field(default_factory=list)
+    """Abstentions and failure attribution per method (empty: no correctness judge)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

@@ -30,6 +30,7 @@ from gtog.eval.report.models import (
     PageData,
     Question,
     RunStatus,
+    WhyRow,
 )
 from gtog.eval.report.questions import (
     answers_of,
@@ -276,6 +277,39 @@ def _run_shape(meta: dict[str, Any], detailed: dict[str, Any], summary: dict[str
     return methods, metrics
 
 
+def _why(summary: dict[str, Any], methods: list[str]) -> list[WhyRow]:
+    """Abstentions and failure attribution per method, when the summary has them."""
+    attribution = as_dict(summary.get("attribution"))
+    by_method = as_dict(summary.get("by_method"))
+    out = []
+    for method in methods:
+        a = as_dict(attribution.get(method))
+        if not a:
+            continue
+        group = as_dict(by_method.get(method))
+        table = {
+            found: {v: as_int(as_dict(as_dict(a.get("table")).get(found)).get(v)) or 0
+                    for v in ("right", "wrong")}
+            for found in ("found", "missed")
+        }  # fmt: skip
+        out.append(
+            WhyRow(
+                method=method,
+                abstention_rate=as_num(group.get("abstention_rate")),
+                answered=as_num(as_dict(group.get("answered")).get("correctness")),
+                wrong=as_int(a.get("wrong")) or 0,
+                retrieval=as_int(a.get("retrieval_failures")) or 0,
+                generation=as_int(a.get("generation_failures")) or 0,
+                unknown=as_int(a.get("unknown")) or 0,
+                retrieval_share=as_num(a.get("retrieval_share")),
+                table=table,
+                stages={str(k): as_int(v) or 0 for k, v in as_dict(a.get("tog_stages")).items()},
+                threshold=as_num(a.get("threshold")),
+            )
+        )
+    return out
+
+
 def page_data(
     detailed: dict[str, Any], summary: dict[str, Any], *, partial: bool = False
 ) -> PageData:
@@ -315,4 +349,5 @@ def page_data(
         common=_common(scores, metrics),
         head_to_head=versus,
         groups=group_tables(summary, spec, questions, methods, metrics),
+        why=_why(summary, methods),
     )
