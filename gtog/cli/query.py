@@ -45,6 +45,7 @@ def _engine_query(
     community_level: int,
     verbose: bool,
     overrides: dict[str, Any] | None = None,
+    explain: bool = False,
 ) -> str:
     """Answer `query` with gtog's search layer (tog, and local/basic with --local); print it."""
     from gtog.llm import run_sync
@@ -68,6 +69,12 @@ def _engine_query(
     outcome = run_sync(answer())
     result = outcome.result
     print(result.response)
+    if explain:
+        from rich.console import Console
+
+        from gtog.cli.explain import explain as explain_tree
+
+        Console().print(explain_tree(query, result.context_data))
     if verbose:
         _print_usage(method, result)
     return str(result.response)
@@ -184,6 +191,14 @@ def _query(
             "gtog[local]).",
         ),
     ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="tog: print what the search explored as a tree (candidates per depth, "
+            "scores, what pruning kept, each depth's verdict, the evidence paths).",
+        ),
+    ] = False,
 ) -> None:
     """Query a knowledge graph index (graphrag's methods, or Think-on-Graph)."""
     from rich.console import Console
@@ -205,6 +220,9 @@ def _query(
     if chosen not in known:
         error(err, f"--method {chosen}: unknown (use {', '.join(known)})")
         raise typer.Exit(2)
+    if explain and chosen != "tog":
+        error(err, f"--explain: only --method tog records an exploration tree (not {chosen})")
+        raise typer.Exit(2)
     engine_args: dict[str, Any] = {
         "data": data,
         "response_type": response_type,
@@ -219,11 +237,18 @@ def _query(
             plan = plan_local_server()
             load_project(root, plan.overrides(root))  # validate before the server starts
             with plan.running(err):
-                _engine_query(root, chosen, query, overrides=plan.overrides(root), **engine_args)
+                _engine_query(
+                    root,
+                    chosen,
+                    query,
+                    overrides=plan.overrides(root),
+                    explain=explain,
+                    **engine_args,
+                )
             return
         _preflight(root)
         if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
-            _engine_query(root, chosen, query, **engine_args)
+            _engine_query(root, chosen, query, explain=explain, **engine_args)
             return
         _graphrag_query(
             chosen,
