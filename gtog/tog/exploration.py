@@ -59,7 +59,7 @@ def _candidates(
             hop = path.hops[-1]
             out.append(Candidate(edge, hop.relation_score * hop.entity_score, path, None))
         elif id(edge) in rel_score:
-            out.append(Candidate(edge, rel_score[id(edge)], None, "entity_pruning"))
+            out.append(Candidate(edge, 0.0, None, "entity_pruning"))  # entity score 0
         else:
             out.append(Candidate(edge, None, None, "relation_pruning"))
     return out

@@ -3,8 +3,9 @@
 Every node of the tree is a topic entity (depth 0) or a candidate edge that some beam path
 was offered at some depth: its `id` (`depth.n`), its `parent` (the node the path ended at),
 the `relation` (its description, cut at `RELATION_CHARS`) and the `entity` it reaches, the
-LLM's `score` (the hop's score: relation x entity score, or the edge score x text
-relevance; None when the candidate was never scored), whether it was `kept` (it is in the
+LLM's `score` (the hop's score: relation x entity score, 0 when entity pruning scored
+the entity 0 or left it out; or the edge score x text relevance; None when the candidate
+was never scored), whether it was `kept` (it is in the
 next beam) and, if not, what pruned it (`pruned_by`: `relation_pruning`,
 `entity_pruning`, `edge_pruning`, `min_relevance` or `beam`, the beam's global top-N cut).
 Each depth also has the reasoning step's `verdict`: `go_deeper` (not enough yet),
