@@ -12,6 +12,8 @@ Each depth also has the reasoning step's `verdict`: `go_deeper` (not enough yet)
 `enough` (stopped early), `max_depth` (the last depth: no check) or `exhausted` (no path
 could grow). At most `MAX_SHOWN` candidates per expanded path are kept in the record (the
 kept ones first, then the best scored); the rest are counted in the depth's `omitted`.
+With width 3 and depth 3 a record's tree is at most ~20 KB however long the names
+(benchmarks/tog_tree_size.py).
 
 In graphrag's result the tree is a table (`context_data["tree"]`, one row per node) and
 the depths' verdicts are in `context_data["status"]`; `exploration_json` turns both, and
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_SHOWN",
+    "PATH_CHARS",
     "RELATION_CHARS",
     "TREE_COLUMNS",
     "VERDICTS",
@@ -43,8 +46,10 @@ __all__ = [
 
 MAX_SHOWN = 8
 """Candidates recorded per expanded path and depth (kept ones always; the rest omitted)."""
-RELATION_CHARS = 80
+RELATION_CHARS = 72
 """Relation descriptions are cut to this many characters in the record."""
+PATH_CHARS = 300
+"""An evidence path's text (`A -[relation]-> B ...`) is cut to this many characters."""
 TREE_COLUMNS = ["id", "parent", "depth", "relation", "entity", "score", "kept", "pruned_by"]
 VERDICTS = ("go_deeper", "enough", "max_depth", "exhausted")
 """What the reasoning step decided after a depth (see the module docstring)."""
@@ -195,7 +200,7 @@ def exploration_json(
         paths.append(
             {
                 "node": row.get("node"),
-                "path": _cut(str(row.get("path") or ""), 400),
+                "path": _cut(str(row.get("path") or ""), PATH_CHARS),
                 "entities": str(row.get("entities") or "").split(" -> "),
                 "score": row.get("score"),
             }
