@@ -380,6 +380,14 @@ def report_command(
         Path,
         typer.Argument(help="A gtog eval output folder (finished, still running or interrupted)."),
     ],
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Another run's output folder: the page also shows this run's diff against "
+            "it (paired tests, flipped questions).",
+        ),
+    ] = None,
 ) -> None:
     """Write a run's report.html and CSV (also mid-run, from its checkpoint).
 
@@ -390,7 +398,9 @@ def report_command(
     from gtog.eval.report.publish import write_report
 
     try:
-        html_path, csv_path = write_report(output_dir.resolve())
+        html_path, csv_path = write_report(
+            output_dir.resolve(), baseline.resolve() if baseline else None
+        )
     except InputError as exc:
         raise _fail(str(exc), 2) from None
     for path in (html_path, csv_path):

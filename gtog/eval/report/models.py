@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 __all__ = [
     "SIGNIFICANCE",
     "Answer",
+    "Baseline",
     "Comparison",
     "CostPoint",
+    "DiffRow",
     "ErrorCount",
     "Header",
     "HeatCell",
@@ -264,6 +266,33 @@ class WhyRow:
 
 
 @dataclass(frozen=True)
+class DiffRow:
+    """One method and metric of a run-to-run diff (`gtog eval report --baseline`)."""
+
+    method: str
+    metric: str
+    n: int
+    a: float | None
+    b: float | None
+    delta: float | None
+    p_holm: float | None
+    regression: bool
+    to_wrong: list[str]
+    to_right: list[str]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """This run against a baseline run: the diff's rows and what it compared."""
+
+    label: str
+    rows: list[DiffRow]
+    common: int
+    answers: dict[str, dict[str, dict[str, str | None]]]
+    """method -> question id -> {a, b}: the flipped questions' answers in both runs."""
+
+
+@dataclass(frozen=True)
 class PageData:
     """Everything the page draws."""
 
@@ -291,6 +320,8 @@ class PageData:
     """Results by question type, one table per `group_by` field."""
     why: list[WhyRow] = field(default_factory=list)
     """Abstentions and failure attribution per method (empty: no correctness judge)."""
+    baseline: Baseline | None = None
+    """The diff against a baseline run (`gtog eval report --baseline`)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

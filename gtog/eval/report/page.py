@@ -21,8 +21,10 @@ import numpy as np
 
 from gtog.eval.report.groups import group_tables
 from gtog.eval.report.models import (
+    Baseline,
     Comparison,
     CostPoint,
+    DiffRow,
     Header,
     HeatCell,
     Mean,
@@ -310,13 +312,48 @@ def _why(summary: dict[str, Any], methods: list[str]) -> list[WhyRow]:
     return out
 
 
+def _baseline(diff: dict[str, Any] | None, label: str) -> Baseline | None:
+    """The page's view of a run-to-run diff (`gtog.eval.results.diff`)."""
+    if not diff:
+        return None
+    rows = [
+        DiffRow(
+            method=str(method),
+            metric=str(metric),
+            n=as_int(e.get("n")) or 0,
+            a=as_num(e.get("a")),
+            b=as_num(e.get("b")),
+            delta=as_num(e.get("delta")),
+            p_holm=as_num(e.get("p_holm")),
+            regression=bool(e.get("regression")),
+            to_wrong=[str(q) for q in e.get("to_wrong") or []],
+            to_right=[str(q) for q in e.get("to_right") or []],
+        )
+        for method, metrics in as_dict(diff.get("methods")).items()
+        for metric, e in as_dict(metrics).items()
+        if isinstance(e, dict)
+    ]
+    common = as_int(as_dict(diff.get("questions")).get("common")) or 0
+    answers = {
+        str(m): {str(q): as_dict(v) for q, v in as_dict(qs).items()}
+        for m, qs in as_dict(diff.get("answers")).items()
+    }
+    return Baseline(label, rows, common, answers)  # type: ignore[arg-type]
+
+
 def page_data(
-    detailed: dict[str, Any], summary: dict[str, Any], *, partial: bool = False
+    detailed: dict[str, Any],
+    summary: dict[str, Any],
+    *,
+    partial: bool = False,
+    diff: dict[str, Any] | None = None,
+    baseline: str = "",
 ) -> PageData:
     """The page's figures from a run's detailed and summary results.
 
     `partial`: the results were rebuilt from the checkpoint of a run still going or
-    interrupted (the page says so).
+    interrupted (the page says so). `diff` (of this run against the run `baseline`) adds
+    a section comparing the two.
     """
     meta = {**as_dict(summary.get("metadata")), **as_dict(detailed.get("metadata"))}
     if "run" in as_dict(summary.get("metadata")):  # the summary is written last: it decides
@@ -350,4 +387,5 @@ def page_data(
         head_to_head=versus,
         groups=group_tables(summary, spec, questions, methods, metrics),
         why=_why(summary, methods),
+        baseline=_baseline(diff, baseline),
     )

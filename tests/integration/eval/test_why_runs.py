@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.browser import find_chromium, load_page
 from tests.support.projects import gtog
 from tests.support.scripted_server import ScriptedServer
 from tests.support.world import EXAMPLE_QA
@@ -154,6 +155,16 @@ def test_diff_lists_the_flipped_questions_and_gates_ci(
     assert bad_diff["correctness"]["test"] == "mcnemar_exact"
     assert bad_diff["f1"]["test"] == "paired_permutation" and bad_diff["f1"]["regression"]
     assert len(bad_diff["correctness"]["to_wrong"]) == 10
+    # the report shows the diff against a baseline (in a browser: no script or CSP error)
+    shown = gtog("eval", "report", str(bad / "results"), "--baseline", str(good / "results"))
+    assert shown.returncode == 0, shown.stderr
+    page = bad / "results" / "report.html"
+    html = page.read_text(encoding="utf-8")
+    assert 'id="baseline"' in html and '<span class="flag">drop</span>' in html
+    assert html.count('href="#q-lh-01"') >= 1 and "10 flipped questions" in html
+    chromium = find_chromium()
+    if chromium is not None:
+        assert load_page(chromium, page.as_uri()).console == []
     # and the other way round is no regression
     better = gtog(
         "eval", "diff", str(bad / "results"), str(good / "results"), "--fail-on-regression"
