@@ -103,49 +103,51 @@ def cosine_similarity(a: list[float], b: list[float]) -> float | None:
 # -- as scorers --------------------------------------------------------------------------
 
 
+def _exact(reference: str, answer: str) -> int | None:
+    return exact_match(reference, answer) if squad_normalize(reference) else None
+
+
+class _AgainstReference(ScorerBase):
+    """A judge-free metric of the answer against the reference: `measure(reference,
+    answer)`, unscored (`why`) where it gives None."""
+
+    needs = frozenset({"reference", "answer"})
+    why = "the reference is empty once normalised"
+
+    @staticmethod
+    def measure(reference: str, answer: str) -> float | None:
+        raise NotImplementedError
+
+    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
+        """The metric's value; unscored when the reference gives it nothing to compare."""
+        value = self.measure(item.reference, answer)
+        return Judgement.unscored(self.why) if value is None else Judgement(score=value)
+
+
 @register_scorer
-class ExactMatch(ScorerBase):
+class ExactMatch(_AgainstReference):
     """`exact_match` of the answer to the reference (SQuAD normalisation; no LLM)."""
 
     name = "exact_match"
-    needs = frozenset({"reference", "answer"})
     binary = True
-
-    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
-        """1 when the normalised texts are equal; unscored for an empty reference."""
-        if not squad_normalize(item.reference):
-            return Judgement.unscored("the reference is empty once normalised")
-        return Judgement(score=exact_match(item.reference, answer))
+    measure = staticmethod(_exact)
 
 
 @register_scorer
-class TokenF1(ScorerBase):
+class TokenF1(_AgainstReference):
     """SQuAD's token `f1` of the answer against the reference (no LLM)."""
 
     name = "f1"
-    needs = frozenset({"reference", "answer"})
-
-    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
-        """The token F1; unscored for an empty reference."""
-        value = token_f1(item.reference, answer)
-        if value is None:
-            return Judgement.unscored("the reference is empty once normalised")
-        return Judgement(score=value)
+    measure = staticmethod(token_f1)
 
 
 @register_scorer
-class RougeL(ScorerBase):
+class RougeL(_AgainstReference):
     """`rouge_l`: ROUGE-L F-measure of the answer against the reference (no LLM)."""
 
     name = "rouge_l"
-    needs = frozenset({"reference", "answer"})
-
-    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
-        """The ROUGE-L F-measure; unscored for a reference without words."""
-        value = rouge_l(item.reference, answer)
-        if value is None:
-            return Judgement.unscored("the reference has no words")
-        return Judgement(score=value)
+    why = "the reference has no words"
+    measure = staticmethod(rouge_l)
 
 
 @register_scorer
