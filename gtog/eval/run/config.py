@@ -178,7 +178,7 @@ class EvalConfig(_Strict):
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """name -> {method: <method>, <its settings block>: {...}, response_type: ...}: a
     configuration compared as if it were a method (list its name under `methods`)."""
-    answers: dict[str, str | AnswersFile] = Field(default_factory=dict)
+    answers: dict[str, AnswersFile] = Field(default_factory=dict)
     """name -> a file of answers made elsewhere (gtog's JSON lines), or `{path, format,
     fields}` for other benchmarks' files: a method whose answers are read."""
     http_methods: dict[str, HttpEndpoint] = Field(default_factory=dict)
@@ -192,6 +192,14 @@ class EvalConfig(_Strict):
     truncated_answers: Literal["error", "score"] = "error"
     """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
     record and the summary still mark it `truncated`)."""
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _answer_paths(cls, value: Any) -> Any:
+        """`{name: path}` (gtog's own format) is `{name: {path: path}}`."""
+        if isinstance(value, dict):
+            return {k: {"path": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
 
     @field_validator("variants", "answers", "http_methods")
     @classmethod

@@ -74,8 +74,7 @@ def _choices(config: EvalConfig) -> str:
 
 
 def _answers(name: str, config: EvalConfig, config_path: Path, root: Path) -> AnswersSource:
-    entry = config.answers[name]
-    how = entry if isinstance(entry, AnswersFile) else AnswersFile(path=entry)
+    how = config.answers[name]
     path = Path(how.path)
     path = path if path.is_absolute() else root / path
     if not path.is_file():
