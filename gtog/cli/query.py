@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from gtog.cli.say import error
+from gtog.errors import InputError
 
 __all__ = ["register"]
 
@@ -80,6 +81,59 @@ def _engine_query(
     return str(result.response)
 
 
+def _http_config(config: Path | None) -> tuple[Path, Any] | None:
+    """The eval config that may define HTTP methods: `--config`, else ./eval_config.yaml."""
+    from gtog.eval.run.config import load_eval_config
+
+    path = config if config is not None else Path("eval_config.yaml")
+    if config is None and not path.is_file():
+        return None
+    return path, load_eval_config(path)
+
+
+def _index_key(root: Path, config_path: Path, indexes: dict[str, str], given: str | None) -> str:
+    """`--index-key`, else the key whose folder under `indexes` is `--root`."""
+    if given is not None:
+        return given
+    base = config_path.resolve().parent
+    for key, folder in indexes.items():
+        path = Path(folder)
+        if (path if path.is_absolute() else base / path).resolve() == root.resolve():
+            return key
+    raise InputError(
+        f"{config_path}: no index under 'indexes' is {root}; give --index-key (the endpoint's "
+        "{index_key})"
+    )
+
+
+def _http_query(
+    name: str, endpoint: Any, root: Path, config_path: Path, indexes: dict[str, str], **kw: Any
+) -> str:
+    """Ask HTTP method `name` (from the eval config's `http_methods`); print the answer."""
+    from gtog.llm import run_sync
+    from gtog.project import load_project
+    from gtog.search import run_search
+    from gtog.search.http import build_http_engine
+
+    key = _index_key(root, config_path, indexes, kw.get("index_key"))
+    try:  # the index's model retry settings, when --root is an index
+        project = load_project(root)
+    except InputError:
+        project = None
+    engine = build_http_engine(name, endpoint, key, project)
+    outcome = run_sync(run_search(engine, kw["query"]))
+    result = outcome.result
+    print(result.response)
+    if kw.get("verbose"):
+        from dataclasses import asdict
+
+        usage = asdict(result.stated) if result.stated is not None else {}
+        stated = {k: v for k, v in usage.items() if v is not None}
+        said = ", ".join(f"{k} {v}" for k, v in stated.items()) or "no usage stated"
+        print(f"\n-- {name}: {said}; {outcome.seconds:.1f} s")
+    return str(result.response)
+
+
 def _print_usage(method: str, result: Any) -> None:
     context = result.context_data if isinstance(result.context_data, dict) else {}
     if method == "tog" and "status" in context:
@@ -137,8 +191,25 @@ def _query(
         typer.Option(
             "--method",
             "-m",
-            help="The query algorithm: local, global, drift, basic, tog, or a plug-in "
-            "method (default: global; with --local: local).",
+            help="The query algorithm: local, global, drift, basic, tog, a plug-in method, "
+            "or an HTTP method of the eval config (default: global; with --local: local).",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="The eval config whose http_methods -m may name (default: ./eval_config.yaml).",
+            dir_okay=False,
+            resolve_path=True,
+        ),
+    ] = None,
+    index_key: Annotated[
+        str | None,
+        typer.Option(
+            "--index-key",
+            help="An HTTP method's {index_key} (default: the key of --root under 'indexes').",
         ),
     ] = None,
     verbose: Annotated[
@@ -203,7 +274,7 @@ def _query(
     """Query a knowledge graph index (graphrag's methods, or Think-on-Graph)."""
     from rich.console import Console
 
-    from gtog.errors import FatalRunError, InputError
+    from gtog.errors import FatalRunError
     from gtog.search import SearchFailed
 
     err = Console(stderr=True)
@@ -214,9 +285,26 @@ def _query(
             err.print("--local: no --method given, using local")
     try:
         known = _search_methods()
+        found = _http_config(config) if chosen not in known else None
+        if found is not None and chosen in found[1].http_methods:
+            path, eval_config = found
+            _http_query(
+                chosen,
+                eval_config.http_methods[chosen],
+                root,
+                path,
+                eval_config.indexes,
+                query=query,
+                index_key=index_key,
+                verbose=verbose,
+            )
+            return
     except InputError as exc:
         error(err, exc)
         raise typer.Exit(2) from None
+    except SearchFailed as exc:
+        error(err, exc)
+        raise typer.Exit(1) from None
     if chosen not in known:
         error(err, f"--method {chosen}: unknown (use {', '.join(known)})")
         raise typer.Exit(2)

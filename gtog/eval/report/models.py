@@ -163,6 +163,18 @@ class CostPoint:
     """Mean USD per answer, when every costed answer had a known price."""
     n: int
     """Successful searches (the cost averages' count)."""
+    stated: dict[str, int] = field(default_factory=dict)
+    """figure (`latency`, `llm_calls`, `prompt_tokens`, `output_tokens`, `cost_usd`) ->
+    searches that stated it, out of `searches` (an answers file or an HTTP method may not:
+    then the figure is unknown, never 0)."""
+    searches: int = 0
+
+    def unstated(self, *figures: str) -> str | None:
+        """`stated by 1 of 3` when some search did not state one of `figures`, else None."""
+        counts = [self.stated[f] for f in figures if f in self.stated]
+        if not counts or min(counts) >= self.searches:
+            return None
+        return f"stated by {min(counts)} of {self.searches}"
 
 
 @dataclass(frozen=True)

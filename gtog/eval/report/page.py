@@ -154,6 +154,13 @@ def _mean_or_none(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
+def _all_known(values: list[float | None]) -> float | None:
+    """The mean of per-answer figures, None when any is unknown (never a subset's mean)."""
+    if not values or any(v is None for v in values):
+        return None
+    return _mean_or_none([v for v in values if v is not None])
+
+
 def _costs(
     summary: dict[str, Any], questions: list[Question], methods: list[str], primary: str
 ) -> list[CostPoint]:
@@ -164,35 +171,33 @@ def _costs(
         ok = answers_of(questions, method)
         eff = as_dict(efficiency.get(method))
         group = as_dict(by_method.get(method))
-        tokens_summary = [
-            as_num(eff.get("avg_prompt_tokens")),
-            as_num(eff.get("avg_output_tokens")),
-        ]
-        if all(t is not None for t in tokens_summary):
-            tokens = sum(t for t in tokens_summary if t is not None)
-        else:
-            tokens = _mean_or_none(
+        if eff:  # the summary's figures: None where a search did not state one
+            prompt, output = (
+                as_num(eff.get("avg_prompt_tokens")),
+                as_num(eff.get("avg_output_tokens")),
+            )
+            tokens = prompt + output if prompt is not None and output is not None else None
+            latency = as_num(eff.get("avg_latency"))
+            calls = as_num(eff.get("avg_llm_calls"))
+        else:  # no summary for this method (an older page's data): from the answers
+            tokens = _all_known(
                 [
                     float(a.prompt_tokens + a.output_tokens)
-                    for a in ok
                     if a.prompt_tokens is not None and a.output_tokens is not None
+                    else None
+                    for a in ok
                 ]
             )
-        latency = as_num(eff.get("avg_latency"))
-        if latency is None:
-            latency = _mean_or_none([a.latency for a in ok if a.latency is not None])
-        calls = as_num(eff.get("avg_llm_calls"))
-        if calls is None:
-            calls = _mean_or_none([float(a.llm_calls) for a in ok if a.llm_calls is not None])
-        usd = [a.cost_usd for a in ok]
-        if ok and all(u is not None for u in usd):
-            cost = _mean_or_none([u for u in usd if u is not None])
-        else:
-            cost = as_num(eff.get("avg_cost_usd"))
+            latency = _all_known([a.latency for a in ok])
+            calls = _all_known(
+                [float(a.llm_calls) if a.llm_calls is not None else None for a in ok]
+            )
+        cost = _all_known([a.cost_usd for a in ok])
         quality = _same(group, primary) or _mean(group, primary)
         if quality.value is None and not group:
             known = [s for a in ok if (s := a.scores.get(primary)) is not None]
             quality = Mean(_mean_or_none(known), None, len(known))
+        stated = {str(k): v for k, v in as_dict(eff.get("stated")).items() if as_int(v) is not None}
         out.append(
             CostPoint(
                 method=method,
@@ -204,6 +209,8 @@ def _costs(
                 llm_calls=calls,
                 cost_usd=cost,
                 n=len(ok),
+                stated={k: int(v) for k, v in stated.items()},
+                searches=as_int(eff.get("searches")) or 0,
             )
         )
     return out

@@ -12,7 +12,7 @@ from typing import Any
 from gtog.eval.results.abstention import AbstentionRules, abstention_summary
 from gtog.eval.results.agreement import metric_agreement
 from gtog.eval.results.attribution import attribution_summary
-from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.records import COST_FIELDS, Efficiency, MethodRecord, unknown_efficiency
 from gtog.eval.results.spec import AnalysisSpec
 from gtog.eval.results.statistics import (
     holm,
@@ -192,6 +192,21 @@ def _cost_total(costs: list[float | None]) -> float | None:
     return math.fsum(c for c in costs if c is not None)
 
 
+def _known(effs: list[Efficiency], attr: str) -> list[float] | None:
+    """Every search's `attr`, or None when any of them does not state it (unknown)."""
+    values = [getattr(e, attr) for e in effs]
+    if any(v is None for v in values):
+        return None
+    return [float(v) for v in values]
+
+
+def _sum(values: list[float] | None) -> int | float | None:
+    if values is None:
+        return None
+    total = math.fsum(values)
+    return int(total) if total.is_integer() else total
+
+
 def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
     """Search cost: averages and p50/p95 over successful searches, totals over every search.
 
@@ -199,15 +214,23 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
     calls and priced into the USD figures. `truncated` counts answers cut at max_tokens.
     A failed search still spent calls, tokens and money before it failed; they are in the
     totals (`failed_llm_calls` says how many calls), so totals are never understated.
+
+    A figure some search does not state (an answers file's line, an HTTP method's reply
+    without usage) is unknown: its averages, percentiles and totals are None, never 0 or
+    a sum over the searches that stated it; `stated[figure]` counts the searches that did,
+    out of `searches`.
     """
     records = list(records)
-    spent = [r.efficiency for r in records if r.efficiency is not None]
-    effs = [r.efficiency for r in records if r.error is None and r.efficiency is not None]
+    # an answer without an efficiency (an answers file's line that states no cost) is
+    # one search whose every figure is unknown
+    effs = [r.efficiency or unknown_efficiency() for r in records if r.error is None]
+    failed = [r.efficiency for r in records if r.error is not None and r.efficiency]
+    spent = effs + failed
 
     def avg(attr: str) -> float | None:
-        return _mean([float(getattr(e, attr)) for e in effs])
+        values = _known(effs, attr)
+        return _mean(values) if values is not None else None
 
-    failed = [r.efficiency for r in records if r.error is not None and r.efficiency]
     out: dict[str, Any] = {
         "avg_latency": avg("latency"),
         "avg_llm_calls": avg("llm_calls"),
@@ -215,22 +238,29 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
         "avg_output_tokens": avg("output_tokens"),
         "avg_queue_wait": _mean([e.queue_wait for e in effs if e.queue_wait is not None]),
         "avg_embedding_calls": avg("embedding_calls"),
-        "total_llm_calls": sum(e.llm_calls for e in spent),
-        "total_prompt_tokens": sum(e.prompt_tokens for e in spent),
-        "total_output_tokens": sum(e.output_tokens for e in spent),
-        "total_embedding_calls": sum(e.embedding_calls for e in spent),
-        "total_embedding_tokens": sum(e.embedding_tokens for e in spent),
-        "failed_llm_calls": sum(e.llm_calls for e in failed),
+        "total_llm_calls": _sum(_known(spent, "llm_calls")),
+        "total_prompt_tokens": _sum(_known(spent, "prompt_tokens")),
+        "total_output_tokens": _sum(_known(spent, "output_tokens")),
+        "total_embedding_calls": _sum(_known(spent, "embedding_calls")),
+        "total_embedding_tokens": _sum(_known(spent, "embedding_tokens")),
+        "failed_llm_calls": _sum(_known(failed, "llm_calls")),
         "truncated": sum(1 for r in records if r.finish_reason == "length"),
         "n": len(effs),
+        "searches": len(spent),
+        "stated": {
+            attr: sum(1 for e in spent if getattr(e, attr) is not None) for attr in COST_FIELDS
+        },
     }
     for attr in ("latency", "llm_calls", "prompt_tokens", "output_tokens"):
-        values = [float(getattr(e, attr)) for e in effs]
-        out[f"p50_{attr}"] = percentile(values, 50)
-        out[f"p95_{attr}"] = percentile(values, 95)
-    tokens = [float(e.prompt_tokens + e.output_tokens) for e in effs]
-    out["p50_tokens"] = percentile(tokens, 50)
-    out["p95_tokens"] = percentile(tokens, 95)
+        values = _known(effs, attr)
+        out[f"p50_{attr}"] = percentile(values, 50) if values is not None else None
+        out[f"p95_{attr}"] = percentile(values, 95) if values is not None else None
+    prompt, output = _known(effs, "prompt_tokens"), _known(effs, "output_tokens")
+    tokens = None
+    if prompt is not None and output is not None:
+        tokens = [p + o for p, o in zip(prompt, output, strict=True)]
+    out["p50_tokens"] = percentile(tokens, 50) if tokens is not None else None
+    out["p95_tokens"] = percentile(tokens, 95) if tokens is not None else None
     answered = _cost_total([e.cost_usd for e in effs])
     out["usd_total"] = _cost_total([e.cost_usd for e in spent])
     out["usd_per_answer"] = answered / len(effs) if answered is not None and effs else None

@@ -22,7 +22,7 @@ from typing import Any
 from gtog.errors import FatalRunError, describe_exception
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.currency import searched_elsewhere
-from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord
+from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord, unknown_efficiency
 from gtog.eval.results.spec import CHECKPOINT_NAME
 from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.checkpoint import Checkpoint
@@ -37,6 +37,8 @@ from gtog.eval.scoring import Judgement, score_answer
 from gtog.eval.scoring.pairwise import PairJudgement
 from gtog.llm import CUT_REASONS, fatal_reason, run_sync
 from gtog.search import SearchEngine, SearchFailed, context_threads, retrieved_sources, run_search
+from gtog.search.endpoints import USAGE_FIELDS
+from gtog.search.http import HttpEngine
 
 __all__ = ["ProgressHook", "run_evaluation", "run_evaluation_async"]
 
@@ -61,18 +63,25 @@ def _read_answer(run: EvalRun, item: QAItem, record: MethodRecord, book: AnswerB
         record.error_kind = "no answer"
         return None
     record.response = line.answer
-    counts = (line.latency, line.llm_calls, line.prompt_tokens, line.output_tokens)
-    if None not in counts:  # a cost the file does not state is unknown, never 0
-        record.efficiency = Efficiency(
-            latency=line.latency,
-            llm_calls=line.llm_calls,
-            prompt_tokens=line.prompt_tokens,
-            output_tokens=line.output_tokens,
-            cost_usd=line.cost_usd,
-        )
+    # what the line does not state is unknown (None), never 0
+    record.efficiency = unknown_efficiency(line.latency).model_copy(
+        update={
+            "llm_calls": line.llm_calls,
+            "prompt_tokens": line.prompt_tokens,
+            "output_tokens": line.output_tokens,
+            "cost_usd": line.cost_usd,
+        }
+    )
     if run.config.output.save_intermediate:
         record.context_text = line.context
     return line.context
+
+
+def _stated_efficiency(seconds: float, result: Any = None) -> Efficiency:
+    """An HTTP method's cost: the latency gtog measured, and what its reply stated."""
+    stated = getattr(result, "stated", None)
+    update = {f: getattr(stated, f) for f in USAGE_FIELDS} if stated is not None else {}
+    return unknown_efficiency(seconds).model_copy(update=update)
 
 
 async def _search(
@@ -87,16 +96,27 @@ async def _search(
         record.error = f"could not build the {record.method} engine: {describe_exception(engine)}"
         record.error_kind = "engine"
         return None
+    http = isinstance(engine, HttpEngine)
     try:
-        outcome = await run_search(engine, item.question, timeout=run.config.timeouts.search)
+        outcome = await run_search(
+            engine, item.question, timeout=run.config.timeouts.search, question_id=item.qid
+        )
     except SearchFailed as failed:
         record.error = str(failed)
         record.error_kind = "timeout" if str(failed).startswith("timed out") else _kind(failed)
-        record.efficiency = _efficiency(failed.usage, failed.seconds)
+        record.efficiency = (
+            _stated_efficiency(failed.seconds)
+            if http
+            else _efficiency(failed.usage, failed.seconds)
+        )
         return None
     result = outcome.result
     record.response = result.response if isinstance(result.response, str) else str(result.response)
-    record.efficiency = _efficiency(outcome.usage, outcome.seconds, result)
+    record.efficiency = (
+        _stated_efficiency(outcome.seconds, result)
+        if http
+        else _efficiency(outcome.usage, outcome.seconds, result)
+    )
     if outcome.cut is not None:
         record.finish_reason = outcome.cut
         if run.config.truncated_answers == "error":  # kept, but never judged as an answer
@@ -122,8 +142,12 @@ def _record_exploration(record: MethodRecord, context_data: Any) -> None:
 
 
 def _kind(failed: SearchFailed) -> str:
+    """The failure's kind: the one its cause names (an HTTP method's `http 500`), else the
+    cause's class."""
     cause = failed.__cause__
-    return type(cause).__name__ if cause is not None else "search"
+    if cause is None:
+        return "search"
+    return str(getattr(cause, "error_kind", None) or type(cause).__name__)
 
 
 def _efficiency(usage: Any, seconds: float, result: Any = None) -> Efficiency:

@@ -23,7 +23,7 @@ from gtog.eval.results.spec import (
     search_changes,
     spec_changes,
 )
-from gtog.eval.run.answers import load_answers
+from gtog.eval.run.answers import GROUP_FIELD, AnswerBook, load_answers
 from gtog.eval.run.config import EvalConfig, load_eval_config
 from gtog.eval.run.guard import parse_budget
 from gtog.eval.run.judging import (
@@ -66,7 +66,7 @@ def _select_methods(
 ) -> dict[str, RunMethod]:
     methods = _split(options.methods) or list(dict.fromkeys(config.methods))
     source = "--methods" if options.methods else f"{config_path}: methods"
-    known = [*METHODS, *config.variants, *config.answers]
+    known = [*METHODS, *config.variants, *config.answers, *config.http_methods]
     if isinstance(config.response_type, dict):
         for m in config.response_type:
             if m not in known:
@@ -105,6 +105,24 @@ def _select_items(
     return kept, selected
 
 
+def _question_types(answers: dict[str, AnswerBook]) -> dict[tuple[str, str], str]:
+    """(index key, question id) -> the question type an answers file states (the first
+    file's, in the config's order)."""
+    out: dict[tuple[str, str], str] = {}
+    for book in answers.values():
+        for key, value in book.groups().items():
+            out.setdefault(key, value)
+    return out
+
+
+def _typed(item: QAItem, types: dict[tuple[str, str], str]) -> QAItem:
+    """`item` in the group its answers file gives it (the dataset's own label wins)."""
+    value = types.get((item.index_key, item.qid))
+    if value is None or GROUP_FIELD in item.groups:
+        return item
+    return item.model_copy(update={"groups": {**item.groups, GROUP_FIELD: value}})
+
+
 def _load_projects(
     root: Path, config: EvalConfig, keys: list[str], options: EvalOptions
 ) -> dict[str, Project]:
@@ -128,10 +146,11 @@ def _check_indexes(run: EvalRun) -> None:
     """Every (index, method) still to search can be read: else one line each, before any
     question (table schemas and vector tables only; no index is loaded)."""
     lines = []
-    slots = dict.fromkeys((q.index_key, m) for q, m in run.todo if m not in run.answers)
+    slots = dict.fromkeys((q.index_key, m) for q, m in run.todo if run.run_methods[m].reads_index)
     for key, method in sorted(slots):
         project = run.projects[key]
-        base = run.run_methods[method].base or method
+        base = run.run_methods[method].base
+        assert base is not None
         for problem in index_problems(project, base):
             lines.append(f"{_index_label(key, project)}: {method}: {problem}")
     if lines:
@@ -140,7 +159,7 @@ def _check_indexes(run: EvalRun) -> None:
 
 def _index_notes(run: EvalRun) -> None:
     """One line per index read in an older graphrag layout (what was adapted)."""
-    keys = dict.fromkeys(q.index_key for q, m in run.todo if m not in run.answers)
+    keys = dict.fromkeys(q.index_key for q, m in run.todo if run.run_methods[m].reads_index)
     for key in keys:
         project = run.projects[key]
         note = project.compat.note(_index_label(key, project))
@@ -148,8 +167,13 @@ def _index_notes(run: EvalRun) -> None:
             run.dataset_warnings.append(note)
 
 
-def _secrets(projects: dict[str, Project]) -> list[str]:
-    keys: list[str] = []
+def _secrets(projects: dict[str, Project], methods: dict[str, RunMethod]) -> list[str]:
+    keys: list[str] = [
+        os.environ.get(var, "")
+        for m in methods.values()
+        if m.http is not None
+        for var in m.http.variables()
+    ]
     for project in projects.values():
         for models in (project.config.completion_models, project.config.embedding_models):
             keys += [m.api_key for m in models.values() if m.api_key]
@@ -286,11 +310,16 @@ def prepare(options: EvalOptions) -> EvalRun:
                 f"{book.path}: {book.unmatched} answer(s) match no question of the dataset "
                 f"(method {name!r}); they are left out"
             )
+    group_by = list(config.dataset.group_by)
+    types = _question_types(answers)
+    if types:
+        items = [_typed(i, types) for i in items]
+        group_by += [GROUP_FIELD] if GROUP_FIELD not in group_by else []
     spec = build_spec(parts, options, config)
     spec.pairwise, pair_scorers = plan_pairwise(
         root, config, config_path, methods, judges, options.skip_judges
     )
-    spec.group_by = list(config.dataset.group_by)
+    spec.group_by = group_by
     if config.pairwise is not None and config.pairwise.trials > 1 and config.judge.temperature == 0:
         dataset.warnings.append(
             f"{config_path}: pairwise.trials: {config.pairwise.trials} trials per order at "
@@ -317,7 +346,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         pair_scorers=pair_scorers,
         output_dir=output_dir,
         spec=spec,
-        redactor=Redactor(_secrets(projects)),
+        redactor=Redactor(_secrets(projects, run_methods)),
         dataset_warnings=dataset.warnings,
     )
     run.spec.pairs = len(run.pairs)

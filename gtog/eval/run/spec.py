@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import gtog
 from gtog.eval.dataset import QAItem, dataset_fingerprint
 from gtog.eval.results.spec import AnalysisSpec, DatasetSpec, EvalSpec, JudgeSpec, stable_hash
-from gtog.eval.run.answers import file_hash
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.run.methods import RunMethod
 from gtog.eval.run.state import EvalOptions
@@ -23,9 +22,12 @@ __all__ = ["build_spec", "index_hash", "method_settings"]
 
 
 def method_settings(method: RunMethod, project: Project) -> dict[str, Any]:
-    """What `method`'s answers on `project` depend on (for an answers file: its content)."""
+    """What `method`'s answers on `project` depend on (for an answers file: its content;
+    for an HTTP method: its url, body and paths, never its headers)."""
     if method.answers is not None:
-        return {"answers": str(method.answers), "hash": file_hash(method.answers)}
+        return method.answers.spec()
+    if method.http is not None:
+        return {"http": method.http.spec()}
     settings = method.entry.settings(project, method.options)
     if project.compat.adapted:  # an older graphrag's index, read in memory: say how
         settings = {**settings, "index_layout": project.compat.describe()}
