@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INDEX_NEEDS",
     "QUESTION_EMBEDDERS",
+    "SIZE_BOUND",
     "VECTORS_READ",
     "ModelEndpoint",
     "VectorUse",
@@ -142,6 +143,11 @@ when the index has them)."""
 QUESTION_EMBEDDERS = frozenset({"local", "basic"})
 """Methods whose search embeds the question itself: the check's embedding is theirs."""
 
+SIZE_BOUND = frozenset({"local", "basic", "drift"})
+"""Methods whose every search fails when the sizes differ (numpy cannot compare the
+vectors). ToG leaves vectors of another size out, recording a fallback: its tables are
+checked beside one of these, never with a call of their own."""
+
 
 @dataclass(frozen=True)
 class VectorUse:
@@ -173,9 +179,11 @@ async def vector_size_problems(uses: list[VectorUse]) -> tuple[list[str], Embedd
     """One line per vector table whose size differs from what its embedding model returns,
     and the embeddings made to find out (for the searches to take, see `gtog.llm.ahead`).
 
-    One embedding per distinct model (provider, model, endpoint, call args), of the first
-    question of a method that embeds the question itself where there is one. A model that
-    cannot be asked is not checked here (the run reports its error as usual).
+    One embedding per distinct model (provider, model, endpoint, call args) that a
+    `SIZE_BOUND` method uses, of the first question of a method that embeds the question
+    itself (then the check adds no call) or else of DRIFT's first (one call more, spared
+    every question failing). A model that cannot be asked is not checked here (the run
+    reports its error as usual).
     """
     from gtog.llm import embedding_model_from_config
 
@@ -187,7 +195,10 @@ async def vector_size_problems(uses: list[VectorUse]) -> tuple[list[str], Embedd
             groups.setdefault(model_identity(config), []).append(use)
     lines = []
     for group in groups.values():
-        asker = next((u for u in group if QUESTION_EMBEDDERS & set(u.methods)), group[0])
+        bound = [u for u in group if SIZE_BOUND & set(u.methods)]
+        if not bound:
+            continue
+        asker = next((u for u in group if QUESTION_EMBEDDERS & set(u.methods)), bound[0])
         model = embedding_model_from_config(asker.project.config, asker.model_id)
         try:
             response = await model.embedding.embedding_async(input=[asker.question])
