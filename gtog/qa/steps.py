@@ -1,16 +1,18 @@
 """Match reference step groups to executed steps and score them (pure functions).
 
 Reference steps come in groups: a group's steps may run in any order, after every
-step of the previous group. Groups are matched from the last one backwards; each
-group is matched against the successful actual steps that ran before the earliest
-step matched to the following group, by a maximum-score assignment (not the first
-hit). Empty groups are skipped.
+step of the previous group. A matching pairs reference steps with distinct successful
+actual steps of the same name, each group's steps all before the earliest step matched
+to the following group; a non-empty group without any match ends it (the groups before
+it match nothing). Empty groups are skipped.
 
-Seed rules (default): only steps of the same name match; a group without any match
-ends the matching; `steps_score` looks only at the last group: the sum of its match
-scores over its size, where a SPARQL, JSON or exact-output match scores 1 and a
-retrieval match scores recall@k. Unknown media types compare as text. Since the score
-is the last group's, the maximum-score assignment of that group is the best matching.
+Seed rules (default): a SPARQL, JSON or exact-output match scores 1 and a retrieval
+match scores recall@k; unknown media types compare as text. `steps_score` is the mean
+over the non-empty groups of (the group's match scores / its size), and the matching is
+the one with the highest `steps_score` over all groups together (searched exactly, group
+by group from the last, not group by group greedily): so never below graphrag-eval's
+greedy first hit scored by the same rules, whose matching is one of those searched.
+Among equally good matchings, the latest steps are preferred.
 
 `semantics="graphrag-eval-6"` delegates to `gtog.qa.ge6_steps` (graphrag-eval 6.6.1's
 greedy matching and mean-over-groups score, raising where it raises).
@@ -125,19 +127,16 @@ def _succeeded(step: Step) -> bool:
     return step.get("status", "success") == "success"
 
 
-def _match_group(
-    group_index: int,
-    group: Sequence[Step],
-    actual_steps: Sequence[Step],
-    search_upto: int,
+def _match_one(
+    group_index: int, group: Sequence[Step], actual_steps: Sequence[Step]
 ) -> list[StepMatch]:
+    """A one-group reference: the best assignment over every step (a one-step group: the
+    latest step scoring highest, without a score matrix)."""
     names = {step.get("name") for step in group}
     candidates = [
-        j
-        for j in range(search_upto)
-        if _succeeded(actual_steps[j]) and actual_steps[j].get("name") in names
+        j for j, step in enumerate(actual_steps) if _succeeded(step) and step.get("name") in names
     ]
-    if len(group) == 1:  # the best single step: the latest one scoring highest
+    if len(group) == 1:
         best, best_score = None, 0.0
         for j in reversed(candidates):
             score = _compare(group[0], actual_steps[j])
@@ -155,11 +154,75 @@ def _match_group(
         ]
         for ref in group
     ]
-    matches = []
-    for i, column in enumerate(best_assignment(scores)):
-        if column is not None:
-            matches.append(StepMatch(group_index, i, candidates[column], scores[i][column]))
-    return matches
+    assignment = best_assignment(scores)
+    return [
+        StepMatch(group_index, i, candidates[c], scores[i][c])
+        for i, c in enumerate(assignment)
+        if c is not None
+    ]
+
+
+_TIE = 1e-12
+"""Matchings whose scores differ by less are equally good (sums of fractions in floats)."""
+
+
+class _Search:
+    """The matching with the highest mean over the groups, by dynamic programming.
+
+    `best(k, bound)`: the best matching of groups `0..k` using steps before `bound`
+    (the earliest step of group `k + 1`'s match), as (sum of group ratios, matches).
+    For group `k`, each candidate step `t` is tried as the earliest of its match: the
+    best assignment of the group to steps in `[t, bound)`, plus the best of the groups
+    before it under the bound that assignment's earliest step sets. Every matching's
+    group `k` part is at most the assignment found for its own earliest step, and the
+    groups before can only gain from a later bound, so the best found is the best.
+    """
+
+    def __init__(self, groups: Sequence[Sequence[Step]], actual_steps: Sequence[Step]) -> None:
+        self.groups = groups
+        self.actual = actual_steps
+        self.rows: dict[int, list[list[float]]] = {}
+        self.memo: dict[tuple[int, int], tuple[float, tuple[StepMatch, ...]]] = {}
+
+    def _rows(self, k: int) -> list[list[float]]:
+        """Group `k`'s score against every actual step (0: another name, not successful)."""
+        if k not in self.rows:
+            self.rows[k] = [
+                [
+                    _compare(ref, step)
+                    if _succeeded(step) and ref.get("name") == step.get("name")
+                    else 0.0
+                    for step in self.actual
+                ]
+                for ref in self.groups[k]
+            ]
+        return self.rows[k]
+
+    def best(self, k: int, bound: int) -> tuple[float, tuple[StepMatch, ...]]:
+        while k >= 0 and not self.groups[k]:  # empty groups are skipped
+            k -= 1
+        if k < 0:
+            return 0.0, ()
+        if (k, bound) in self.memo:
+            return self.memo[(k, bound)]
+        rows = self._rows(k)
+        size = len(self.groups[k])
+        columns = [j for j in range(bound) if any(row[j] > 0 for row in rows)]
+        found: tuple[float, tuple[StepMatch, ...]] = (0.0, ())  # no match: the matching ends
+        earliest_only = not any(self.groups[:k])  # nothing before: one assignment will do
+        for t in reversed(columns[:1] if earliest_only else columns):  # latest first
+            window = [j for j in columns if j >= t]
+            assignment = best_assignment([[row[j] for j in window] for row in rows])
+            pairs = [(i, window[c]) for i, c in enumerate(assignment) if c is not None]
+            if not pairs:
+                continue
+            value = sum(rows[i][j] for i, j in pairs) / size
+            before, earlier = self.best(k - 1, min(j for _, j in pairs))
+            if value + before > found[0] + _TIE:
+                mine = tuple(StepMatch(k, i, j, rows[i][j]) for i, j in pairs)
+                found = (value + before, mine + earlier)
+        self.memo[(k, bound)] = found
+        return found
 
 
 def match_steps(
@@ -170,18 +233,14 @@ def match_steps(
     """Matches of reference steps to actual steps, last group first."""
     if check_semantics(semantics) == GE6:
         return [StepMatch(*m) for m in match_groups_ge6(reference_groups, actual_steps)]
-    matches: list[StepMatch] = []
-    search_upto = len(actual_steps)
-    for group_index in range(len(reference_groups) - 1, -1, -1):
-        group = reference_groups[group_index]
-        if not group:
-            continue
-        found = _match_group(group_index, group, actual_steps, search_upto)
-        matches.extend(found)
-        if not found:
-            break
-        search_upto = min(m.actual_index for m in found)
-    return matches
+    filled = [k for k, group in enumerate(reference_groups) if group]
+    if len(filled) == 1:  # one group (the usual case): its best assignment
+        k = filled[0]
+        return _match_one(k, reference_groups[k], actual_steps)
+    _, matches = _Search(reference_groups, actual_steps).best(
+        len(reference_groups) - 1, len(actual_steps)
+    )
+    return list(matches)
 
 
 def steps_score(
@@ -189,12 +248,15 @@ def steps_score(
     matches: Sequence[StepMatch],
     semantics: Semantics = SEED,
 ) -> float:
-    """Seed: the last group's match scores over its size (0.0 without groups).
-    graphrag-eval-6: the mean over all groups of that ratio (raises without groups)."""
+    """The mean over the groups of (the group's match scores / its size). Seed: over the
+    non-empty groups (0.0 without any); graphrag-eval-6: over all (raises without groups
+    or with an empty one)."""
     if check_semantics(semantics) == GE6:
         return steps_score_ge6(reference_groups, matches)
-    if not reference_groups or not reference_groups[-1]:
+    filled = [k for k, group in enumerate(reference_groups) if group]
+    if not filled:
         return 0.0
-    last = len(reference_groups) - 1
-    total = sum(m.score for m in matches if m.group == last)
-    return total / len(reference_groups[-1])
+    total = sum(
+        sum(m.score for m in matches if m.group == k) / len(reference_groups[k]) for k in filled
+    )
+    return total / len(filled)
