@@ -21,6 +21,7 @@ greedy matching and mean-over-groups score, raising where it raises).
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -165,6 +166,69 @@ def _match_one(
 _TIE = 1e-12
 """Matchings whose scores differ by less are equally good (sums of fractions in floats)."""
 
+_SUBSET_ROWS = 8
+"""Groups of at most this many steps are searched over subsets of their steps; larger
+ones by one assignment per candidate earliest step."""
+
+_NONE = float("-inf")
+
+
+def _by_earliest(
+    rows: Sequence[Sequence[float]], columns: Sequence[int]
+) -> tuple[list[tuple[float, int, int] | None], list[list[float]]]:
+    """For each position `p` of `columns`, the best assignment of rows to distinct columns
+    from `columns[p]` on that uses `columns[p]`: (its score, the row there, the other rows
+    as a bit mask), None if no row scores there; and the tables `_recover` reads.
+
+    `tables[p][mask]`: the best score of assigning exactly the rows of `mask` to distinct
+    columns from `columns[p]` on (`_NONE`: impossible).
+    """
+    n = len(rows)
+    masks = range(1 << n)
+    tables: list[list[float]] = [[]] * (len(columns) + 1)
+    tables[-1] = [0.0] + [_NONE] * ((1 << n) - 1)
+    out: list[tuple[float, int, int] | None] = [None] * len(columns)
+    for p in range(len(columns) - 1, -1, -1):
+        j, after = columns[p], tables[p + 1]
+        here = list(after)
+        best: tuple[float, int, int] | None = None
+        for i in range(n):
+            score, bit = rows[i][j], 1 << i
+            if score <= 0:
+                continue
+            others = max((m for m in masks if not m & bit), key=lambda m: after[m])
+            if best is None or score + after[others] > best[0] + _TIE:
+                best = (score + after[others], i, others)
+            for m in masks:
+                if m & bit and after[m ^ bit] != _NONE and score + after[m ^ bit] > here[m] + _TIE:
+                    here[m] = score + after[m ^ bit]
+        out[p], tables[p] = best, here
+    return out, tables
+
+
+def _recover(
+    rows: Sequence[Sequence[float]],
+    columns: Sequence[int],
+    tables: list[list[float]],
+    p: int,
+    mask: int,
+) -> list[tuple[int, int]]:
+    """(row, column) of the best assignment of the rows of `mask` from `columns[p]` on
+    (a column is used only where it scores more than leaving it: later steps first)."""
+    pairs = []
+    while mask:
+        here, after, j = tables[p], tables[p + 1], columns[p]
+        if here[mask] > after[mask] + _TIE:
+            for i in range(len(rows)):
+                bit = 1 << i
+                rest = after[mask ^ bit] if mask & bit else _NONE
+                if rest != _NONE and rows[i][j] > 0 and rows[i][j] + rest >= here[mask] - _TIE:
+                    pairs.append((i, j))
+                    mask ^= bit
+                    break
+        p += 1
+    return pairs
+
 
 class _Search:
     """The matching with the highest mean over the groups, by dynamic programming.
@@ -172,22 +236,28 @@ class _Search:
     `best(k, bound)`: the best matching of groups `0..k` using steps before `bound`
     (the earliest step of group `k + 1`'s match), as (sum of group ratios, matches).
     For group `k`, each candidate step `t` is tried as the earliest of its match: the
-    best assignment of the group to steps in `[t, bound)`, plus the best of the groups
-    before it under the bound that assignment's earliest step sets. Every matching's
-    group `k` part is at most the assignment found for its own earliest step, and the
-    groups before can only gain from a later bound, so the best found is the best.
+    best assignment of the group's steps to steps from `t` on that uses `t`, plus the
+    best of the groups before it under bound `t`. Empty groups are skipped; a group
+    without a match ends the matching (its value: 0 for it and every group before).
     """
 
-    def __init__(self, groups: Sequence[Sequence[Step]], actual_steps: Sequence[Step]) -> None:
+    def __init__(
+        self,
+        groups: Sequence[Sequence[Step]],
+        actual_steps: Sequence[Step],
+        subset_rows: int = _SUBSET_ROWS,
+    ) -> None:
         self.groups = groups
         self.actual = actual_steps
-        self.rows: dict[int, list[list[float]]] = {}
+        self.subset_rows = subset_rows
+        self.rows: dict[int, tuple[list[list[float]], list[int]]] = {}
         self.memo: dict[tuple[int, int], tuple[float, tuple[StepMatch, ...]]] = {}
 
-    def _rows(self, k: int) -> list[list[float]]:
-        """Group `k`'s score against every actual step (0: another name, not successful)."""
+    def _rows(self, k: int) -> tuple[list[list[float]], list[int]]:
+        """Group `k`'s scores against every actual step (0: another name, not successful),
+        and the steps some of its steps score above 0 with."""
         if k not in self.rows:
-            self.rows[k] = [
+            rows = [
                 [
                     _compare(ref, step)
                     if _succeeded(step) and ref.get("name") == step.get("name")
@@ -196,6 +266,8 @@ class _Search:
                 ]
                 for ref in self.groups[k]
             ]
+            columns = [j for j in range(len(self.actual)) if any(row[j] > 0 for row in rows)]
+            self.rows[k] = (rows, columns)
         return self.rows[k]
 
     def best(self, k: int, bound: int) -> tuple[float, tuple[StepMatch, ...]]:
@@ -203,26 +275,54 @@ class _Search:
             k -= 1
         if k < 0:
             return 0.0, ()
-        if (k, bound) in self.memo:
-            return self.memo[(k, bound)]
-        rows = self._rows(k)
-        size = len(self.groups[k])
-        columns = [j for j in range(bound) if any(row[j] > 0 for row in rows)]
+        rows, candidates = self._rows(k)
+        columns = candidates[: bisect_left(candidates, bound)]
+        key = (k, len(columns))  # the same columns: the same answer
+        if key not in self.memo:
+            self.memo[key] = self._best(k, rows, columns)
+        return self.memo[key]
+
+    def _best(
+        self, k: int, rows: list[list[float]], columns: list[int]
+    ) -> tuple[float, tuple[StepMatch, ...]]:
+        size = len(rows)
         found: tuple[float, tuple[StepMatch, ...]] = (0.0, ())  # no match: the matching ends
-        earliest_only = not any(self.groups[:k])  # nothing before: one assignment will do
-        for t in reversed(columns[:1] if earliest_only else columns):  # latest first
-            window = [j for j in columns if j >= t]
-            assignment = best_assignment([[row[j] for j in window] for row in rows])
-            pairs = [(i, window[c]) for i, c in enumerate(assignment) if c is not None]
+        if not any(self.groups[:k]):  # nothing before it: the group's best assignment
+            assignment = best_assignment([[row[j] for j in columns] for row in rows])
+            pairs = [(i, columns[c]) for i, c in enumerate(assignment) if c is not None]
+            mine = tuple(StepMatch(k, i, j, rows[i][j]) for i, j in pairs)
+            return sum(m.score for m in mine) / size, mine
+        if size <= self.subset_rows:
+            starts, tables = _by_earliest(rows, columns)
+            choice = None
+            for p in range(len(columns) - 1, -1, -1):  # latest first: kept among equals
+                start = starts[p]
+                if start is None:
+                    continue
+                total = start[0] / size + self.best(k - 1, columns[p])[0]
+                if total > found[0] + _TIE:
+                    found, choice = (total, ()), (p, start)
+            if choice is None:
+                return found
+            p, (_, row, others) = choice
+            pairs = [(row, columns[p]), *_recover(rows, columns, tables, p + 1, others)]
+        else:  # one assignment per candidate earliest step
+            pairs = []
+            for t in range(len(columns) - 1, -1, -1):
+                window = columns[t:]
+                assignment = best_assignment([[row[j] for j in window] for row in rows])
+                these = [(i, window[c]) for i, c in enumerate(assignment) if c is not None]
+                if not these:
+                    continue
+                value = sum(rows[i][j] for i, j in these) / size
+                total = value + self.best(k - 1, min(j for _, j in these))[0]
+                if total > found[0] + _TIE:
+                    found, pairs = (total, ()), these
             if not pairs:
-                continue
-            value = sum(rows[i][j] for i, j in pairs) / size
-            before, earlier = self.best(k - 1, min(j for _, j in pairs))
-            if value + before > found[0] + _TIE:
-                mine = tuple(StepMatch(k, i, j, rows[i][j]) for i, j in pairs)
-                found = (value + before, mine + earlier)
-        self.memo[(k, bound)] = found
-        return found
+                return found
+        mine = tuple(StepMatch(k, i, j, rows[i][j]) for i, j in sorted(pairs, key=lambda x: x[0]))
+        earlier = self.best(k - 1, min(j for _, j in pairs))
+        return found[0], mine + earlier[1]
 
 
 def match_steps(
