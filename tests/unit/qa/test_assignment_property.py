@@ -139,6 +139,25 @@ def test_the_match_is_the_best_over_all_groups(
         assert all(m.actual_index < j for j in later)
 
 
+def _best_total(exact: list[list[Fraction]]) -> Fraction:
+    """The highest total of any assignment of rows to distinct columns (exhaustive)."""
+
+    def best(i: int, used: frozenset[int]) -> Fraction:
+        if i == len(exact):
+            return Fraction(0)
+        options = [best(i + 1, used)]
+        options += [
+            v + best(i + 1, used | {j}) for j, v in enumerate(exact[i]) if v > 0 and j not in used
+        ]
+        return max(options)
+
+    return best(0, frozenset())
+
+
+def _total(exact: list[list[Fraction]], assignment: list[int | None]) -> Fraction:
+    return sum((exact[i][c] for i, c in enumerate(assignment) if c is not None), Fraction(0))
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
@@ -156,17 +175,7 @@ def test_best_assignment_agrees_with_exhaustive_search(rows: list[list[float]], 
     assert all(c is None or scores[i][c] > 0 for i, c in enumerate(assignment))
     exact = [[Fraction(v).limit_denominator(12) for v in row] for row in scores]
 
-    def best(i: int, used: frozenset[int]) -> Fraction:
-        if i == len(exact):
-            return Fraction(0)
-        options = [best(i + 1, used)]
-        options += [
-            v + best(i + 1, used | {j}) for j, v in enumerate(exact[i]) if v > 0 and j not in used
-        ]
-        return max(options)
-
-    got = sum((exact[i][c] for i, c in enumerate(assignment) if c is not None), Fraction(0))
-    assert got == best(0, frozenset())
+    assert _total(exact, assignment) == _best_total(exact)
 
 
 @settings(max_examples=60, deadline=None)
@@ -204,14 +213,4 @@ def test_a_few_rows_over_many_columns_keep_the_best_total(rows: list[list[float]
     assignment = best_assignment(rows)
     exact = [[Fraction(v) for v in row] for row in rows]
 
-    def best(i: int, used: frozenset[int]) -> Fraction:
-        if i == len(exact):
-            return Fraction(0)
-        options = [best(i + 1, used)]
-        options += [
-            v + best(i + 1, used | {j}) for j, v in enumerate(exact[i]) if v > 0 and j not in used
-        ]
-        return max(options)
-
-    got = sum((exact[i][c] for i, c in enumerate(assignment) if c is not None), Fraction(0))
-    assert got == best(0, frozenset())
+    assert _total(exact, assignment) == _best_total(exact)
