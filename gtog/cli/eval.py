@@ -369,6 +369,13 @@ def eval_command(
                 )
             except InputError as exc:
                 raise _fail(str(exc), 2) from None
+        from gtog.eval.run.preparation import check_vector_sizes
+        from gtog.llm import run_sync
+
+        try:  # the one check that asks a model: after the servers answer
+            run_sync(check_vector_sizes(run))
+        except InputError as exc:
+            raise _fail(str(exc), 2) from None
         code = _execute(run, quiet, gates)
     if code:
         raise typer.Exit(code)

@@ -30,12 +30,13 @@ from gtog.eval.run.engines import Engines
 from gtog.eval.run.guard import Guard, parse_budget
 from gtog.eval.run.outputs import write_results
 from gtog.eval.run.pairwise import PairQueue
-from gtog.eval.run.preparation import prepare
+from gtog.eval.run.preparation import check_vector_sizes, prepare
 from gtog.eval.run.schedule import IndexSchedule
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import Judgement, score_answer
 from gtog.eval.scoring.pairwise import PairJudgement
 from gtog.llm import CUT_REASONS, fatal_reason, run_sync
+from gtog.llm.ahead import embeddings_ahead
 from gtog.search import SearchEngine, SearchFailed, context_threads, retrieved_sources, run_search
 from gtog.search.endpoints import USAGE_FIELDS
 from gtog.search.http import HttpEngine
@@ -246,6 +247,7 @@ async def run_evaluation_async(
     each record that lands (answers and comparisons). Raises `FatalRunError` (after the
     finished records are safe on disk) when the run must stop; `run.stopped` says why.
     """
+    await check_vector_sizes(run)  # (done by the caller already, as a rule: then a no-op)
     path = run.output_dir / CHECKPOINT_NAME
     if run.mode in ("resume", "rescore", "complete"):
         checkpoint = Checkpoint.reopen(path, run.intact_bytes, run.spec)
@@ -311,7 +313,7 @@ async def run_evaluation_async(
 
     run.status = "interrupted"  # until the loop ends: Ctrl-C, a crash or a cancel
     try:
-        with _run_environment(loop, concurrency), context_threads():
+        with _run_environment(loop, concurrency), context_threads(), embeddings_ahead(run.ahead):
             async with asyncio.TaskGroup() as group:
                 group_of.append(group)
                 for r in list(kept):
@@ -330,6 +332,8 @@ async def run_evaluation_async(
     finally:
         engines.close()
         checkpoint.close()
+        if run.ahead:
+            logger.info("%d preflight embedding(s) taken by no search", len(run.ahead))
         old = {r.key for r in kept}
         run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
         run.pairs_done = list(pairs_kept.values())
@@ -398,6 +402,7 @@ def run_evaluation(options: EvalOptions, on_record: ProgressHook | None = None) 
     run = prepare(options)
     try:
         if run.mode != "complete":
+            run_sync(check_vector_sizes(run))
             try:
                 run_sync(run_evaluation_async(run, on_record))
             finally:

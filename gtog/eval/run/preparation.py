@@ -41,9 +41,15 @@ from gtog.eval.scoring import build_scorers
 from gtog.project import Project, load_project
 from gtog.redact import Redactor
 from gtog.search import METHODS
-from gtog.search.preflight import index_problems
+from gtog.search.preflight import (
+    QUESTION_EMBEDDERS,
+    VECTORS_READ,
+    VectorUse,
+    index_problems,
+    vector_size_problems,
+)
 
-__all__ = ["prepare"]
+__all__ = ["check_vector_sizes", "prepare"]
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -153,6 +159,42 @@ def _check_indexes(run: EvalRun) -> None:
         assert base is not None
         for problem in index_problems(project, base):
             lines.append(f"{_index_label(key, project)}: {method}: {problem}")
+    if lines:
+        raise InputError("\n".join(lines))
+
+
+async def check_vector_sizes(run: EvalRun) -> None:
+    """Every vector table the run's searches read holds vectors of the size their embedding
+    model returns: else one line each (InputError), before any question.
+
+    The one preparation step that calls a model (after the reachability check): one
+    embedding per embedding model, of the first question the run searches with it, kept in
+    `run.ahead` for that search to take (see `gtog.search.preflight`). Done once per run.
+    """
+    if run.ahead is not None:
+        return
+    # (index, embedding model) -> its methods, and its first question: of a method that
+    # embeds the question itself (True) where there is one, so that it takes the embedding
+    slots: dict[tuple[str, str], tuple[list[str], dict[bool, QAItem]]] = {}
+    for item, method in run.todo:
+        base = run.run_methods[method].base or method
+        if method in run.answers or base not in VECTORS_READ:
+            continue
+        settings = run.spec.method_settings.get(method, {}).get(item.index_key, {})
+        model_id = (settings.get("embedding") or {}).get("id")
+        if model_id is None:
+            continue
+        methods, first = slots.setdefault((item.index_key, model_id), ([], {}))
+        if base not in methods:
+            methods.append(base)
+        first.setdefault(base in QUESTION_EMBEDDERS, item)
+    uses = []
+    for (key, model_id), (methods, first) in slots.items():
+        project = run.projects[key]
+        question = (first.get(True) or first[False]).question
+        label = _index_label(key, project)
+        uses.append(VectorUse(label, project, model_id, tuple(methods), question))
+    lines, run.ahead = await vector_size_problems(uses)
     if lines:
         raise InputError("\n".join(lines))
 
