@@ -135,16 +135,18 @@ WITNESSES = [
         {"reference_steps": GREEDY, "actual_steps": GREEDY_ACTUAL},
     ),
     Witness(
-        "`steps_score`: the last group's matched score / its size",
-        "the mean over all groups; matching stops at the first group not fully matched",
-        "the seed's rule",
+        "`steps_score`: the mean over the groups of the best matching of all groups "
+        "together; a partly matched group does not end it",
+        "the mean over all groups, matched group by group greedily; matching stops at "
+        "the first group not fully matched",
+        "the best matching under the same rules is never below the greedy one",
         "steps",
         {
             "reference_steps": [
                 [{"name": "find", "output": "x"}],
-                [{"name": "calc", "output": "7"}],
+                [{"name": "calc", "output": "7"}, {"name": "calc", "output": "8"}],
             ],
-            "actual_steps": [_step("find", "y", "f"), _step("calc", "7", "c")],
+            "actual_steps": [_step("find", "x", "f"), _step("calc", "7", "c")],
         },
     ),
     Witness(

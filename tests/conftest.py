@@ -32,6 +32,7 @@ def _session_server() -> Iterator[ScriptedServer]:
 def llm_server(_session_server: ScriptedServer) -> Iterator[ScriptedServer]:
     """The session's scripted server with an empty log; rules a test adds are undone after it."""
     saved = list(_session_server.rules)
+    dims = _session_server.embedding_dims
     _session_server.clear_log()
     _session_server.delay = 0.0
     _session_server.faults = None
@@ -40,6 +41,7 @@ def llm_server(_session_server: ScriptedServer) -> Iterator[ScriptedServer]:
     _session_server.rules[:] = saved
     _session_server.delay = 0.0
     _session_server.faults = None
+    _session_server.embedding_dims = dims
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,14 @@ if TYPE_CHECKING:
     from gtog.eval.results.records import MethodRecord, PairRecord
     from gtog.eval.run import EvalRun
 
-__all__ = ["eval_app", "eval_command", "merge_command", "register", "report_command"]
+__all__ = [
+    "diff_command",
+    "eval_app",
+    "eval_command",
+    "merge_command",
+    "register",
+    "report_command",
+]
 
 err = Console(stderr=True)
 
@@ -55,11 +62,36 @@ def _print_errors(run: EvalRun) -> None:
         )
 
 
-def _show_summary(run: EvalRun, summary_path: Path) -> None:
+def _show_summary(run: EvalRun, summary_path: Path) -> dict:
     from gtog.eval.results.table import print_summary
 
     summary = json.loads(summary_path.read_text(encoding="utf-8"))
     print_summary(summary, run.spec.judge.metrics)
+    return summary
+
+
+def _gate(summary: dict, gates: list) -> int:
+    """1 (and one line per failure) when a `--fail-under` gate is not met, else 0."""
+    from gtog.eval.results.gate import check_gates
+
+    failures = check_gates(summary, gates)
+    for line in failures:
+        err.print(f"--fail-under: {line}", highlight=False, markup=False, style="red")
+    return 1 if failures else 0
+
+
+def _check_gates(run: EvalRun, gates: list) -> None:
+    """A gate naming a metric or method the run does not have is bad input."""
+    from gtog.errors import InputError
+
+    for g in gates:
+        if g.metric not in run.spec.judge.metrics:
+            raise InputError(
+                f"--fail-under {g.metric}: not a metric of this run "
+                f"({', '.join(run.spec.judge.metrics) or 'none'})"
+            )
+        if g.method is not None and g.method not in run.methods:
+            raise InputError(f"--fail-under {g.method}: not a method of this run")
 
 
 def _last(record: MethodRecord | PairRecord) -> str:
@@ -75,7 +107,7 @@ def _last(record: MethodRecord | PairRecord) -> str:
     return f"{what} {record.qid[:16]} {outcome}"
 
 
-def _execute(run: EvalRun, quiet: bool) -> int:
+def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
     """Run with logs captured and a progress bar; write results; return the exit code."""
     from rich.progress import (
         BarColumn,
@@ -143,7 +175,7 @@ def _execute(run: EvalRun, quiet: bool) -> int:
     from gtog.eval.report.publish import REPORT_NAME
     from gtog.eval.results.flat import CSV_NAME
 
-    _show_summary(run, summary_path)
+    summary = _show_summary(run, summary_path)
     _print_errors(run)
     written = (detailed, summary_path, run.output_dir / REPORT_NAME, run.output_dir / CSV_NAME)
     err.print("\n".join(f"wrote {p}" for p in written), highlight=False, markup=False)
@@ -151,6 +183,8 @@ def _execute(run: EvalRun, quiet: bool) -> int:
     if code == 0 and searched and all(r.error for r in searched):
         err.print("[red]every search failed[/red]: see the errors above", highlight=False)
         code = 1
+    if code == 0 and gates:
+        code = _gate(summary, gates)
     return code
 
 
@@ -245,13 +279,29 @@ def eval_command(
             "`gtog eval merge`.",
         ),
     ] = None,
+    fail_under: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-under",
+            metavar="[METHOD:]METRIC=VALUE",
+            help="Exit 1 when a method's strict mean (a failed search counts as wrong) is "
+            "below this, e.g. correctness=0.7 (every method) or tog:correctness=0.7; "
+            "repeatable. For CI.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate search methods on a QA dataset with LLM judges; writes JSON, report.html, CSV."""
     if ctx.invoked_subcommand is not None:
         return
     from gtog.errors import InputError
+    from gtog.eval.results.gate import parse_gate
     from gtog.eval.run import EvalOptions, prepare
     from gtog.eval.run.shard import parse_shard
+
+    try:
+        gates = [parse_gate(g) for g in fail_under or []]
+    except InputError as exc:
+        raise _fail(str(exc), 2) from None
 
     options = EvalOptions(
         root=root,
@@ -281,6 +331,10 @@ def eval_command(
         except InputError as exc:
             raise _fail(str(exc), 2) from None
         stack.callback(run.close)
+        try:
+            _check_gates(run, gates)
+        except InputError as exc:
+            raise _fail(str(exc), 2) from None
         for warning in run.dataset_warnings:
             say_warning(err, warning)
         if run.mode == "complete":
@@ -297,7 +351,9 @@ def eval_command(
                 soft_wrap=True,
                 markup=False,
             )
-            _show_summary(run, run.output_dir / SUMMARY_NAME)
+            summary = _show_summary(run, run.output_dir / SUMMARY_NAME)
+            if gates and _gate(summary, gates):
+                raise typer.Exit(1)
             return
         if plan is not None:
             stack.enter_context(plan.running(err))
@@ -314,7 +370,14 @@ def eval_command(
                 )
             except InputError as exc:
                 raise _fail(str(exc), 2) from None
-        code = _execute(run, quiet)
+        from gtog.eval.run.preparation import check_vector_sizes
+        from gtog.llm import run_sync
+
+        try:  # the one check that asks a model: after the servers answer
+            run_sync(check_vector_sizes(run))
+        except InputError as exc:
+            raise _fail(str(exc), 2) from None
+        code = _execute(run, quiet, gates)
     if code:
         raise typer.Exit(code)
 
@@ -325,6 +388,14 @@ def report_command(
         Path,
         typer.Argument(help="A gtog eval output folder (finished, still running or interrupted)."),
     ],
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Another run's output folder: the page also shows this run's diff against "
+            "it (paired tests, flipped questions).",
+        ),
+    ] = None,
 ) -> None:
     """Write a run's report.html and CSV (also mid-run, from its checkpoint).
 
@@ -335,11 +406,52 @@ def report_command(
     from gtog.eval.report.publish import write_report
 
     try:
-        html_path, csv_path = write_report(output_dir.resolve())
+        html_path, csv_path = write_report(
+            output_dir.resolve(), baseline.resolve() if baseline else None
+        )
     except InputError as exc:
         raise _fail(str(exc), 2) from None
     for path in (html_path, csv_path):
         err.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False, markup=False)
+
+
+@eval_app.command("diff", short_help="Compare two runs: paired tests, flipped questions, cost.")
+def diff_command(
+    run_a: Annotated[Path, typer.Argument(help="The earlier run (an output folder or its JSON).")],
+    run_b: Annotated[Path, typer.Argument(help="The later run, compared with RUN_A.")],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the diff as JSON to this file.")
+    ] = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit 1 when some method scores significantly lower in RUN_B (Holm p < 0.05).",
+        ),
+    ] = False,
+) -> None:
+    """Compare RUN_B with RUN_A on the questions both scored: per method and metric the
+    change with a paired test, the questions that flipped, and the change in cost."""
+    from gtog.errors import InputError
+    from gtog.eval.results.diff import diff_runs, regressions
+    from gtog.eval.results.diff_view import diff_table
+    from gtog.eval.results.log import read_log
+    from gtog.files import write_json_atomic
+
+    try:
+        diff = diff_runs(read_log(run_a), read_log(run_b))
+    except InputError as exc:
+        raise _fail(str(exc), 2) from None
+    out = Console(width=None if Console().is_terminal else 120)
+    out.print(diff_table(diff, str(run_a), str(run_b)))
+    if json_out is not None:
+        write_json_atomic(json_out, diff)
+        err.print(f"wrote {json_out}", highlight=False, markup=False)
+    dropped = regressions(diff)
+    for line in dropped:
+        err.print(f"regression: {line}", highlight=False, markup=False, style="red")
+    if fail_on_regression and dropped:
+        raise typer.Exit(1)
 
 
 @eval_app.command("merge", short_help="Merge the shards of a sharded run.")

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from gtog.cli.say import error
+from gtog.errors import InputError
 
 __all__ = ["register"]
 
@@ -45,6 +46,7 @@ def _engine_query(
     community_level: int,
     verbose: bool,
     overrides: dict[str, Any] | None = None,
+    explain: bool = False,
 ) -> str:
     """Answer `query` with gtog's search layer (tog, and local/basic with --local); print it."""
     from gtog.llm import run_sync
@@ -68,8 +70,67 @@ def _engine_query(
     outcome = run_sync(answer())
     result = outcome.result
     print(result.response)
+    if explain:
+        from rich.console import Console
+
+        from gtog.cli.explain import explain as explain_tree
+
+        Console().print(explain_tree(query, result.context_data))
     if verbose:
         _print_usage(method, result)
+    return str(result.response)
+
+
+def _http_config(config: Path | None) -> tuple[Path, Any] | None:
+    """The eval config that may define HTTP methods: `--config`, else ./eval_config.yaml."""
+    from gtog.eval.run.config import load_eval_config
+
+    path = config if config is not None else Path("eval_config.yaml")
+    if config is None and not path.is_file():
+        return None
+    return path, load_eval_config(path)
+
+
+def _index_key(root: Path, config_path: Path, indexes: dict[str, str], given: str | None) -> str:
+    """`--index-key`, else the key whose folder under `indexes` is `--root`."""
+    if given is not None:
+        return given
+    base = config_path.resolve().parent
+    for key, folder in indexes.items():
+        path = Path(folder)
+        if (path if path.is_absolute() else base / path).resolve() == root.resolve():
+            return key
+    raise InputError(
+        f"{config_path}: no index under 'indexes' is {root}; give --index-key (the endpoint's "
+        "{index_key})"
+    )
+
+
+def _http_query(
+    name: str, endpoint: Any, root: Path, config_path: Path, indexes: dict[str, str], **kw: Any
+) -> str:
+    """Ask HTTP method `name` (from the eval config's `http_methods`); print the answer."""
+    from gtog.llm import run_sync
+    from gtog.project import load_project
+    from gtog.search import run_search
+    from gtog.search.http import build_http_engine
+
+    key = _index_key(root, config_path, indexes, kw.get("index_key"))
+    try:  # the index's model retry settings, when --root is an index
+        project = load_project(root)
+    except InputError:
+        project = None
+    engine = build_http_engine(name, endpoint, key, project)
+    outcome = run_sync(run_search(engine, kw["query"]))
+    result = outcome.result
+    print(result.response)
+    if kw.get("verbose"):
+        from dataclasses import asdict
+
+        usage = asdict(result.stated) if result.stated is not None else {}
+        stated = {k: v for k, v in usage.items() if v is not None}
+        said = ", ".join(f"{k} {v}" for k, v in stated.items()) or "no usage stated"
+        print(f"\n-- {name}: {said}; {outcome.seconds:.1f} s")
     return str(result.response)
 
 
@@ -130,8 +191,25 @@ def _query(
         typer.Option(
             "--method",
             "-m",
-            help="The query algorithm: local, global, drift, basic, tog, or a plug-in "
-            "method (default: global; with --local: local).",
+            help="The query algorithm: local, global, drift, basic, tog, a plug-in method, "
+            "or an HTTP method of the eval config (default: global; with --local: local).",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="The eval config whose http_methods -m may name (default: ./eval_config.yaml).",
+            dir_okay=False,
+            resolve_path=True,
+        ),
+    ] = None,
+    index_key: Annotated[
+        str | None,
+        typer.Option(
+            "--index-key",
+            help="An HTTP method's {index_key} (default: the key of --root under 'indexes').",
         ),
     ] = None,
     verbose: Annotated[
@@ -184,11 +262,19 @@ def _query(
             "gtog[local]).",
         ),
     ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="tog: print what the search explored as a tree (candidates per depth, "
+            "scores, what pruning kept, each depth's verdict, the evidence paths).",
+        ),
+    ] = False,
 ) -> None:
     """Query a knowledge graph index (graphrag's methods, or Think-on-Graph)."""
     from rich.console import Console
 
-    from gtog.errors import FatalRunError, InputError
+    from gtog.errors import FatalRunError
     from gtog.search import SearchFailed
 
     err = Console(stderr=True)
@@ -199,11 +285,31 @@ def _query(
             err.print("--local: no --method given, using local")
     try:
         known = _search_methods()
+        found = _http_config(config) if chosen not in known else None
+        if found is not None and chosen in found[1].http_methods:
+            path, eval_config = found
+            _http_query(
+                chosen,
+                eval_config.http_methods[chosen],
+                root,
+                path,
+                eval_config.indexes,
+                query=query,
+                index_key=index_key,
+                verbose=verbose,
+            )
+            return
     except InputError as exc:
         error(err, exc)
         raise typer.Exit(2) from None
+    except SearchFailed as exc:
+        error(err, exc)
+        raise typer.Exit(1) from None
     if chosen not in known:
         error(err, f"--method {chosen}: unknown (use {', '.join(known)})")
+        raise typer.Exit(2)
+    if explain and chosen != "tog":
+        error(err, f"--explain: only --method tog records an exploration tree (not {chosen})")
         raise typer.Exit(2)
     engine_args: dict[str, Any] = {
         "data": data,
@@ -219,11 +325,18 @@ def _query(
             plan = plan_local_server()
             load_project(root, plan.overrides(root))  # validate before the server starts
             with plan.running(err):
-                _engine_query(root, chosen, query, overrides=plan.overrides(root), **engine_args)
+                _engine_query(
+                    root,
+                    chosen,
+                    query,
+                    overrides=plan.overrides(root),
+                    explain=explain,
+                    **engine_args,
+                )
             return
         _preflight(root)
         if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
-            _engine_query(root, chosen, query, **engine_args)
+            _engine_query(root, chosen, query, explain=explain, **engine_args)
             return
         _graphrag_query(
             chosen,

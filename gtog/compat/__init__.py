@@ -8,10 +8,17 @@ than stored (`notes`, one line with `note`), and what a search method would miss
 
 from gtog.compat.index import IndexCompat, inspect_index, output_folder, table_provider
 from gtog.compat.tables import QUERY_COLUMNS, TABLES, V1_PREFIX, TableLayout, detect_tables
-from gtog.compat.vectors import LEGACY_NAMES, VectorTable, find_vector_tables
+from gtog.compat.vectors import (
+    LEGACY_NAMES,
+    LEGACY_SUFFIXES,
+    VectorTable,
+    find_vector_tables,
+    old_prefix,
+)
 
 __all__ = [
     "LEGACY_NAMES",
+    "LEGACY_SUFFIXES",
     "QUERY_COLUMNS",
     "TABLES",
     "V1_PREFIX",
@@ -21,6 +28,7 @@ __all__ = [
     "detect_tables",
     "find_vector_tables",
     "inspect_index",
+    "old_prefix",
     "output_folder",
     "table_provider",
 ]

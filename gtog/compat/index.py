@@ -135,13 +135,7 @@ class IndexCompat:
                     (f"no {embedding} embedding configured", "add it to vector_store.index_schema")
                 )
             elif v.missing is not None:
-                fix = (
-                    "set vector_store.vector_size to the index's (the embedding model must be "
-                    "the one the index was built with)"
-                    if v.size_conflict
-                    else f"{reindex} (embed_text must list {embedding})"
-                )
-                out.append((v.missing, fix))
+                out.append((v.missing, v.fix or f"{reindex} (embed_text must list {embedding})"))
         return out
 
     def stored(self, table: str) -> str | None:

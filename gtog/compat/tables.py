@@ -5,7 +5,8 @@ it, and what of it query needs:
 
 - 1.x names its tables `create_final_<table>.parquet`; 2.x and 3.x `<table>.parquet`.
 - 1.x keeps `degree` in `create_final_nodes` (2.x moved it to `entities`, with `frequency`).
-- 1.x communities and reports have `parent` but no `children` (2.x added them).
+- 1.x communities and reports have `parent` but no `children` (2.x added them: a report's
+  children are its community's children in the communities table).
 - 1.x reports say `rank_explanation` where 2.x says `rating_explanation`.
 - 1.x and 2.x text units list `document_ids`; 3.x has one `document_id` (the first).
 
@@ -150,13 +151,23 @@ async def _frequency(df: pd.DataFrame, read: RawReader) -> pd.DataFrame:
     return df
 
 
-async def _children(df: pd.DataFrame, read: RawReader) -> pd.DataFrame:
-    """Each community's children: the communities whose `parent` it is."""
-    pairs = df.loc[:, ["community", "parent"]].drop_duplicates()
-    children = pairs.groupby("parent")["community"].apply(lambda c: sorted(int(x) for x in c))
-    df = df.copy()
-    df["children"] = df["community"].map(lambda c: children.get(c, []))
-    return df
+def _children(communities: str | None) -> Callable[..., Awaitable[pd.DataFrame]]:
+    """Each community's children: the communities whose `parent` it is, as the stored
+    `communities` table says (None: the table being fixed is that table).
+
+    A report's children come from the communities table, as graphrag's v2 migration takes
+    them: a child community without a report of its own is still a child.
+    """
+
+    async def fix(df: pd.DataFrame, read: RawReader) -> pd.DataFrame:
+        source = df if communities is None else await read(communities)
+        pairs = source.loc[:, ["community", "parent"]].drop_duplicates()
+        children = pairs.groupby("parent")["community"].apply(lambda c: sorted(int(x) for x in c))
+        df = df.copy()
+        df["children"] = df["community"].map(lambda c: children.get(c, []))
+        return df
+
+    return fix
 
 
 def _rename(old: str, new: str) -> Callable[..., Awaitable[pd.DataFrame]]:
@@ -214,10 +225,16 @@ def detect_tables(stored_columns: dict[str, frozenset[str]]) -> TableLayout:
         add("entities", f"entities.degree from {nodes}", _degree_from_nodes(nodes), {"degree"})
     if "entities" in cols and "frequency" not in entities and "text_unit_ids" in entities:
         add("entities", "entities.frequency from text_unit_ids", _frequency, {"frequency"})
-    for table in ("communities", "community_reports"):
-        have = cols.get(table)
-        if have is not None and "children" not in have and {"community", "parent"} <= have:
-            add(table, f"{table}.children from parent", _children, {"children"})
+    communities = cols.get("communities", frozenset())
+    family = "communities" in cols and {"community", "parent"} <= communities
+    if family and "children" not in communities:
+        add("communities", "communities.children from parent", _children(None), {"children"})
+    reports = cols.get("community_reports", frozenset())
+    if "community_reports" in cols and "children" not in reports and "community" in reports:
+        source = layout.stored["communities"] if family else None
+        if source is not None or "parent" in reports:  # else: none to take them from
+            note = f"community_reports.children from {source or 'parent'}"
+            add("community_reports", note, _children(source), {"children"})
     reports = cols.get("community_reports", frozenset())
     if "rank_explanation" in reports and "rating_explanation" not in reports:
         add(

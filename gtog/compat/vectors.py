@@ -1,31 +1,38 @@
 """Vector tables written by graphrag 1.x and 2.x, found as graphrag 3.3 looks for them.
 
-graphrag 1.x and 2.x name their LanceDB tables `default-entity-description`,
-`default-text_unit-text` and `default-community-full_content` (a container prefix and the
-embedding's dotted name); 3.x names them `entity_description`, ... (graphrag's
-index_migration_to_v3 notebook: set each `index_schema.<name>.index_name` to the old name,
-and `vector_size` to the old model's). Here the old table is used, in memory, when the
-configured one is absent, and the vector size is taken from the table when the settings
-do not state one. Only LanceDB stores on disk are inspected; others are used as configured.
+graphrag 1.x and 2.x name each LanceDB table `<container_name>-<embedding>`, the embedding's
+dotted name with dashes (`default-entity-description`, `default-text_unit-text`,
+`default-community-full_content`; `container_name` was a vector-store setting, `default`
+unless changed); 3.x names them `entity_description`, ... (graphrag's index_migration_to_v3
+notebook: set each `index_schema.<name>.index_name` to the old name, and `vector_size` to
+the old model's). Here the old table is used, in memory, when the configured one is absent:
+under the prefix the settings name (`vector_store.container_name`, kept from the old
+settings), else the one prefix the folder's old tables share. The vector size is taken from
+the table when the settings do not state one. Only LanceDB stores on disk are inspected;
+others are used as configured.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from graphrag_vectors import IndexSchema, VectorStoreConfig
 
-__all__ = ["LEGACY_NAMES", "VectorTable", "find_vector_tables"]
+__all__ = ["LEGACY_NAMES", "LEGACY_SUFFIXES", "VectorTable", "find_vector_tables", "old_prefix"]
 
-LEGACY_NAMES = {
-    "entity_description": "default-entity-description",
-    "text_unit_text": "default-text_unit-text",
-    "community_full_content": "default-community-full_content",
+LEGACY_SUFFIXES = {
+    "entity_description": "entity-description",
+    "text_unit_text": "text_unit-text",
+    "community_full_content": "community-full_content",
 }
-"""3.x embedding name -> the table graphrag 1.x and 2.x wrote for it."""
+"""3.x embedding name -> the end of the table graphrag 1.x and 2.x wrote for it."""
+
+LEGACY_NAMES = {embedding: f"default-{suffix}" for embedding, suffix in LEGACY_SUFFIXES.items()}
+"""3.x embedding name -> the table graphrag 1.x and 2.x wrote for it under their default
+container name."""
 
 
 @dataclass(frozen=True)
@@ -41,8 +48,10 @@ class VectorTable:
     """The vector size taken from the table (None: the configured size is right)."""
     missing: str | None = None
     """What is wrong with it (None: usable, or not a LanceDB store on disk)."""
-    size_conflict: bool = False
-    """`missing` is a vector size the settings state otherwise than the table holds."""
+    fix: str | None = None
+    """The fix for `missing` when it is not re-indexing (a setting to change)."""
+    dims: int | None = None
+    """The size of the vectors the table holds (None: not inspected)."""
 
 
 def _stated_size(store: VectorStoreConfig, schema: IndexSchema) -> bool:
@@ -62,6 +71,34 @@ def _dims(db: object, name: str, field: str) -> int | None:
         return None
 
 
+def _container_name(store: VectorStoreConfig) -> str | None:
+    """The old `container_name` setting, if the settings kept it (graphrag 3.3 ignores it):
+    `vector_store.container_name`, or inside a 2.x-style `vector_store.<id>` entry."""
+    extra: dict[str, Any] = store.model_extra or {}
+    named = [extra.get("container_name")]
+    named += [v.get("container_name") for v in extra.values() if isinstance(v, dict)]
+    return next((str(n) for n in named if n), None)
+
+
+def old_prefix(store: VectorStoreConfig, present: set[str]) -> tuple[str | None, str | None]:
+    """(prefix, None): the container name the old tables were written under; or (None, why)
+    when the folder's old tables have several and the settings name none."""
+    stated = _container_name(store)
+    if stated is not None:
+        return stated, None
+    found = sorted(
+        {
+            name.removesuffix(f"-{suffix}")
+            for name in present
+            for suffix in LEGACY_SUFFIXES.values()
+            if name.endswith(f"-{suffix}") and len(name) > len(suffix) + 1
+        }
+    )
+    if len(found) > 1:
+        return None, f"older vector tables under {len(found)} prefixes ({', '.join(found)})"
+    return (found[0] if found else "default"), None
+
+
 def find_vector_tables(store: VectorStoreConfig) -> dict[str, VectorTable]:
     """Each configured embedding's table, adapted to a 1.x/2.x index where needed.
 
@@ -75,15 +112,28 @@ def find_vector_tables(store: VectorStoreConfig) -> dict[str, VectorTable]:
         return {e: VectorTable(e, s) for e, s in schemas.items()}
     folder = Path(store.db_uri)
     present = {p.name.removesuffix(".lance") for p in folder.glob("*.lance")}
+    prefix, ambiguous = old_prefix(store, present)
     db = None
     out = {}
     for embedding, schema in schemas.items():
         name = schema.index_name
-        legacy = LEGACY_NAMES.get(embedding)
+        suffix = LEGACY_SUFFIXES.get(embedding)
+        legacy = f"{prefix}-{suffix}" if suffix and prefix else None
         used = None
         if name not in present and legacy in present:
             name = used = legacy
         if name not in present:
+            if suffix and ambiguous:
+                out[embedding] = VectorTable(
+                    embedding,
+                    schema,
+                    missing=f"no vector table {name} in {folder}, and {ambiguous}",
+                    fix=(
+                        "set vector_store.container_name to the index's prefix (or "
+                        f"vector_store.index_schema.{embedding}.index_name to its table)"
+                    ),
+                )
+                continue
             where = f"{name}" + (f" (nor {legacy})" if legacy else "")
             out[embedding] = VectorTable(
                 embedding, schema, missing=f"no vector table {where} in {folder}"
@@ -94,20 +144,23 @@ def find_vector_tables(store: VectorStoreConfig) -> dict[str, VectorTable]:
 
             db = lancedb.connect(str(folder))
         dims = _dims(db, name, schema.vector_field)
-        missing, sized, conflict = None, None, False
+        missing, sized, fix = None, None, None
         if dims is None:
             missing = f"vector table {name} has no `{schema.vector_field}` vectors"
         elif dims != schema.vector_size:
             if _stated_size(store, schema):
-                conflict = True
                 missing = (
                     f"vector table {name} holds {dims}-d vectors but the settings say "
                     f"vector_size: {schema.vector_size}"
+                )
+                fix = (
+                    "set vector_store.vector_size to the index's (the embedding model must be "
+                    "the one the index was built with)"
                 )
             else:
                 sized = dims
         update = {"index_name": name} | ({"vector_size": dims} if missing is None and dims else {})
         out[embedding] = VectorTable(
-            embedding, schema.model_copy(update=update), used, sized, missing, conflict
+            embedding, schema.model_copy(update=update), used, sized, missing, fix, dims
         )
     return out

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from gtog.llm.ahead import take_ahead
 from gtog.llm.errors import as_fatal, transient
 from gtog.llm.usage import ChatReply, current_meter, meter_embedding, model_cost_usd
 
@@ -256,8 +257,10 @@ class EmbeddingModel:
         """Embed `texts` in one request (order preserved)."""
         if not texts:
             return []
+        response = take_ahead(self.config, texts)  # fetched by the run's preflight
         try:
-            response = await self.embedding.embedding_async(input=texts)
+            if response is None:
+                response = await self.embedding.embedding_async(input=texts)
         except Exception as exc:
             error = as_fatal(exc, self.model_id, self.config)
             if error is exc:

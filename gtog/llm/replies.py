@@ -4,16 +4,19 @@ It asks for JSON (the provider's structured output where LiteLLM knows it suppor
 schema, else JSON mode), reads the reply strictly against a pydantic schema, asks once
 more if that fails, and returns an explicit error instead of a value when it still fails.
 JSON repair may fix syntax but never supplies a value that the reply does not state; a
-reply cut at max_tokens, filtered, or stating two different replies is no reply.
+reply cut at max_tokens, filtered, or stating two different replies is no reply, and so is
+one that states a verdict field (a number or boolean) with two different values in any form:
+`score: 1` then `score: 0`, a JSON object repeating a key, or JSON then prose.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 import json_repair
 from pydantic import BaseModel, ValidationError
@@ -29,6 +32,10 @@ T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _KEY_VALUE = re.compile(r"^\W*?([A-Za-z_]\w*)\W*?\s*[:=]\s*(.+?)\s*$", re.M)
+_MARKS = "[\"'*_`]*"  # quotes and markdown emphasis around a key or a value
+_GAP = "[\\s\"'*_`]*"  # the same, and spaces, between a key and its value
+_SCALAR = r"-?\d+(?:\.\d+)?|true|false|yes|no"
+_END = r"\s*(?=[,}\]\n\r.;)!*]|$)"  # a delimiter after the value: `1.` or `1,`, not `1 or 0`
 
 
 @dataclass(frozen=True)
@@ -119,9 +126,12 @@ def _stated(text: str, key: str, value: Any) -> bool:
     return re.search(pattern + r"(?=[,}\]\n\r.;]|$)", text, re.I) is not None
 
 
-def _top_level_values(text: str) -> list[Any]:
-    """Every well-formed JSON object or list written at the top level of `text`."""
-    decoder = json.JSONDecoder()
+def _top_level_values(
+    text: str, hook: Callable[[list[tuple[str, Any]]], Any] | None = None
+) -> list[Any]:
+    """Every well-formed JSON object or list written at the top level of `text` (objects
+    built by `hook` when given)."""
+    decoder = json.JSONDecoder(object_pairs_hook=hook)
     values, i = [], 0
     while True:
         starts = [j for j in (text.find("{", i), text.find("[", i)) if j != -1]
@@ -151,17 +161,90 @@ def _several(text: str, schema: type[T]) -> int:
     return len(distinct)
 
 
+def _leaf_types(annotation: Any) -> set[Any]:
+    """The types an annotation admits, through unions and literals (`Literal[0, 1]`: int)."""
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return {type(a) for a in get_args(annotation)}
+    if origin is Union or origin is types.UnionType:
+        return set().union(*(_leaf_types(a) for a in get_args(annotation)))
+    return {origin or annotation}
+
+
+def _verdict_fields(schema: type[BaseModel]) -> list[str]:
+    """The schema's top-level fields that hold one number or boolean: its verdicts."""
+    fields = []
+    for name, field in schema.model_fields.items():
+        leaves = _leaf_types(field.annotation)
+        if leaves <= {int, float, bool, str, type(None)} and leaves & {int, float, bool}:
+            fields.append(name)
+    return fields
+
+
+def _is_verdict(value: Any) -> bool:
+    """A number or boolean, or text that is one ("1", "true")."""
+    if isinstance(value, str):
+        return re.fullmatch(_SCALAR, value.strip(), re.I) is not None
+    return isinstance(value, int | float)
+
+
+def _value(token: str) -> float | bool:
+    low = token.lower()
+    return low in ("true", "yes") if low in ("true", "yes", "false", "no") else float(token)
+
+
+def _repeated_key(text: str) -> str | None:
+    """Why a JSON object in `text` (at any depth) gives a key two different verdicts."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            earlier = seen.setdefault(key, value)
+            verdicts = _is_verdict(earlier) and _is_verdict(value)
+            if verdicts and not found and _value(str(earlier)) != _value(str(value)):
+                found.append(f"{key}: {json.dumps(earlier)}, {key}: {json.dumps(value)}")
+        return seen
+
+    _top_level_values(text, pairs)
+    return f"2 different verdicts ({found[0]})" if found else None
+
+
+def _conflict(text: str, schema: type[BaseModel]) -> str | None:
+    """Why `text` states two different verdicts, or None.
+
+    Every `key: value` statement of a verdict field counts, wherever it is written (JSON,
+    a repeated JSON key, prose, markdown `**Score:** 1`): two different values are two
+    verdicts. A value followed by more words (`0 or 1`) is no statement.
+    """
+    for name in _verdict_fields(schema):
+        key = rf"(?<!\w){_MARKS}{re.escape(name)}{_GAP}[:=]{_GAP}"
+        pattern = rf"{key}({_SCALAR}){_MARKS}"
+        stated: dict[float | bool, str] = {}
+        for token in re.findall(pattern + _END, text, re.I):
+            stated.setdefault(_value(token), token)
+        if len(stated) > 1:
+            values = ", ".join(f"{name}: {t}" for t in stated.values())
+            return f"{len(stated)} different verdicts ({values})"
+    return _repeated_key(text)
+
+
 def parse_json_reply(text: str, schema: type[T]) -> tuple[T | None, str | None]:
     """`(value, None)` when `text` states a reply valid under `schema`, else `(None, why)`.
 
     Code fences and prose around the JSON are ignored; broken syntax is repaired, but a
     repaired reply counts only if every number and boolean in it is written in the reply
     as `key: value` (an echoed `{"score": 0 or 1}` is not a score of 0). A reply stating
-    two different valid replies (two verdicts) is no reply: which one would be arbitrary.
+    two different valid replies, or a verdict field with two different values in any form
+    (two verdicts), is no reply: which one would be arbitrary. The same verdict restated
+    is one verdict.
     """
     several = _several(text or "", schema)
     if several > 1:
         return None, f"{several} different replies in one: {(text or '')[:120]!r}"
+    conflict = _conflict(text or "", schema)
+    if conflict is not None:
+        return None, f"{conflict} in one reply: {(text or '')[:120]!r}"
     loaded = _loads(text or "")
     if loaded is None:
         return None, f"no JSON in reply: {(text or '')[:120]!r}"

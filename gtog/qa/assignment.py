@@ -28,6 +28,8 @@ def best_assignment(scores: Sequence[Sequence[float]]) -> list[int | None]:
     columns = [j for j in range(m) if any(j < len(row) and row[j] > 0 for row in scores)]
     if not columns:
         return [None] * n
+    if len(columns) > n * n:  # a best assignment uses only each row's n best columns
+        columns = _top_columns(scores, columns, n)
     size = max(n, len(columns))
     # Tie-break weight: strictly smaller than any meaningful score difference.
     eps = 1e-9 / (size + 1)
@@ -49,6 +51,19 @@ def best_assignment(scores: Sequence[Sequence[float]]) -> list[int | None]:
         ok = c < len(columns) and _positive(scores[i], columns[c])
         result.append(columns[c] if ok else None)
     return result
+
+
+def _top_columns(scores: Sequence[Sequence[float]], columns: list[int], n: int) -> list[int]:
+    """The columns among some row's `n` best (score, then the later column), in order.
+
+    Some best assignment uses no other: a row assigned elsewhere has one of its `n` best
+    columns free (the other rows hold at most n - 1), and moving there loses nothing.
+    """
+    keep: set[int] = set()
+    for row in scores:
+        ranked = sorted((j for j in columns if _positive(row, j)), key=lambda j: (row[j], j))
+        keep.update(ranked[-n:])
+    return sorted(keep)
 
 
 def _positive(row: Sequence[float], j: int) -> bool:

@@ -12,9 +12,9 @@ def eval_record_to_response(
     question_id: str,
     answer: str | None,
     error: str | None,
-    input_tokens: int,
-    output_tokens: int,
-    elapsed_sec: float,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    elapsed_sec: float | None,
     retrieved: list[dict[str, str]] | None,
     query: str,
 ) -> dict[str, Any]:
@@ -24,14 +24,17 @@ def eval_record_to_response(
     `{id, text}` of the text units it used (k = their count), so the step and
     retrieval metrics apply to GraphRAG methods too. `retrieved=None` (the method saved
     no sources) leaves the step out: nothing to score is not a score of 0. An `error`
-    gives the error shape.
+    gives the error shape. A figure the method did not state (None: an answers file, an
+    HTTP method) is left out, never written as 0.
     """
-    usage = {
+    total = None if input_tokens is None or output_tokens is None else input_tokens + output_tokens
+    figures = {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
-        "total_tokens": input_tokens + output_tokens,
+        "total_tokens": total,
         "elapsed_sec": elapsed_sec,
     }
+    usage = {k: v for k, v in figures.items() if v is not None}
     if error is not None:
         return {"question_id": question_id, "status": "error", "error": error, **usage}
     answer_part = {"actual_answer": answer if answer is not None else ""}

@@ -1,16 +1,18 @@
 """Match reference step groups to executed steps and score them (pure functions).
 
 Reference steps come in groups: a group's steps may run in any order, after every
-step of the previous group. Groups are matched from the last one backwards; each
-group is matched against the successful actual steps that ran before the earliest
-step matched to the following group, by a maximum-score assignment (not the first
-hit). Empty groups are skipped.
+step of the previous group. A matching pairs reference steps with distinct successful
+actual steps of the same name, each group's steps all before the earliest step matched
+to the following group; a non-empty group without any match ends it (the groups before
+it match nothing). Empty groups are skipped.
 
-Seed rules (default): only steps of the same name match; a group without any match
-ends the matching; `steps_score` looks only at the last group: the sum of its match
-scores over its size, where a SPARQL, JSON or exact-output match scores 1 and a
-retrieval match scores recall@k. Unknown media types compare as text. Since the score
-is the last group's, the maximum-score assignment of that group is the best matching.
+Seed rules (default): a SPARQL, JSON or exact-output match scores 1 and a retrieval
+match scores recall@k; unknown media types compare as text. `steps_score` is the mean
+over the non-empty groups of (the group's match scores / its size), and the matching is
+the one with the highest `steps_score` over all groups together (searched exactly, group
+by group from the last, not group by group greedily): so never below graphrag-eval's
+greedy first hit scored by the same rules, whose matching is one of those searched.
+Among equally good matchings, the latest steps are preferred.
 
 `semantics="graphrag-eval-6"` delegates to `gtog.qa.ge6_steps` (graphrag-eval 6.6.1's
 greedy matching and mean-over-groups score, raising where it raises).
@@ -19,6 +21,7 @@ greedy matching and mean-over-groups score, raising where it raises).
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,19 +128,16 @@ def _succeeded(step: Step) -> bool:
     return step.get("status", "success") == "success"
 
 
-def _match_group(
-    group_index: int,
-    group: Sequence[Step],
-    actual_steps: Sequence[Step],
-    search_upto: int,
+def _match_one(
+    group_index: int, group: Sequence[Step], actual_steps: Sequence[Step]
 ) -> list[StepMatch]:
+    """A one-group reference: the best assignment over every step (a one-step group: the
+    latest step scoring highest, without a score matrix)."""
     names = {step.get("name") for step in group}
     candidates = [
-        j
-        for j in range(search_upto)
-        if _succeeded(actual_steps[j]) and actual_steps[j].get("name") in names
+        j for j, step in enumerate(actual_steps) if _succeeded(step) and step.get("name") in names
     ]
-    if len(group) == 1:  # the best single step: the latest one scoring highest
+    if len(group) == 1:
         best, best_score = None, 0.0
         for j in reversed(candidates):
             score = _compare(group[0], actual_steps[j])
@@ -155,11 +155,174 @@ def _match_group(
         ]
         for ref in group
     ]
-    matches = []
-    for i, column in enumerate(best_assignment(scores)):
-        if column is not None:
-            matches.append(StepMatch(group_index, i, candidates[column], scores[i][column]))
-    return matches
+    assignment = best_assignment(scores)
+    return [
+        StepMatch(group_index, i, candidates[c], scores[i][c])
+        for i, c in enumerate(assignment)
+        if c is not None
+    ]
+
+
+_TIE = 1e-12
+"""Matchings whose scores differ by less are equally good (sums of fractions in floats)."""
+
+_SUBSET_ROWS = 8
+"""Groups of at most this many steps are searched over subsets of their steps; larger
+ones by one assignment per candidate earliest step."""
+
+_NONE = float("-inf")
+
+
+def _by_earliest(
+    rows: Sequence[Sequence[float]], columns: Sequence[int]
+) -> tuple[list[tuple[float, int, int] | None], list[list[float]]]:
+    """For each position `p` of `columns`, the best assignment of rows to distinct columns
+    from `columns[p]` on that uses `columns[p]`: (its score, the row there, the other rows
+    as a bit mask), None if no row scores there; and the tables `_recover` reads.
+
+    `tables[p][mask]`: the best score of assigning exactly the rows of `mask` to distinct
+    columns from `columns[p]` on (`_NONE`: impossible).
+    """
+    n = len(rows)
+    masks = range(1 << n)
+    tables: list[list[float]] = [[]] * (len(columns) + 1)
+    tables[-1] = [0.0] + [_NONE] * ((1 << n) - 1)
+    out: list[tuple[float, int, int] | None] = [None] * len(columns)
+    for p in range(len(columns) - 1, -1, -1):
+        j, after = columns[p], tables[p + 1]
+        here = list(after)
+        best: tuple[float, int, int] | None = None
+        for i in range(n):
+            score, bit = rows[i][j], 1 << i
+            if score <= 0:
+                continue
+            others = max((m for m in masks if not m & bit), key=lambda m: after[m])
+            if best is None or score + after[others] > best[0] + _TIE:
+                best = (score + after[others], i, others)
+            for m in masks:
+                if m & bit and after[m ^ bit] != _NONE and score + after[m ^ bit] > here[m] + _TIE:
+                    here[m] = score + after[m ^ bit]
+        out[p], tables[p] = best, here
+    return out, tables
+
+
+def _recover(
+    rows: Sequence[Sequence[float]],
+    columns: Sequence[int],
+    tables: list[list[float]],
+    p: int,
+    mask: int,
+) -> list[tuple[int, int]]:
+    """(row, column) of the best assignment of the rows of `mask` from `columns[p]` on
+    (a column is used only where it scores more than leaving it: later steps first)."""
+    pairs = []
+    while mask:
+        here, after, j = tables[p], tables[p + 1], columns[p]
+        if here[mask] > after[mask] + _TIE:
+            for i in range(len(rows)):
+                bit = 1 << i
+                rest = after[mask ^ bit] if mask & bit else _NONE
+                if rest != _NONE and rows[i][j] > 0 and rows[i][j] + rest >= here[mask] - _TIE:
+                    pairs.append((i, j))
+                    mask ^= bit
+                    break
+        p += 1
+    return pairs
+
+
+class _Search:
+    """The matching with the highest mean over the groups, by dynamic programming.
+
+    `best(k, bound)`: the best matching of groups `0..k` using steps before `bound`
+    (the earliest step of group `k + 1`'s match), as (sum of group ratios, matches).
+    For group `k`, each candidate step `t` is tried as the earliest of its match: the
+    best assignment of the group's steps to steps from `t` on that uses `t`, plus the
+    best of the groups before it under bound `t`. Empty groups are skipped; a group
+    without a match ends the matching (its value: 0 for it and every group before).
+    """
+
+    def __init__(
+        self,
+        groups: Sequence[Sequence[Step]],
+        actual_steps: Sequence[Step],
+        subset_rows: int = _SUBSET_ROWS,
+    ) -> None:
+        self.groups = groups
+        self.actual = actual_steps
+        self.subset_rows = subset_rows
+        self.rows: dict[int, tuple[list[list[float]], list[int]]] = {}
+        self.memo: dict[tuple[int, int], tuple[float, tuple[StepMatch, ...]]] = {}
+
+    def _rows(self, k: int) -> tuple[list[list[float]], list[int]]:
+        """Group `k`'s scores against every actual step (0: another name, not successful),
+        and the steps some of its steps score above 0 with."""
+        if k not in self.rows:
+            rows = [
+                [
+                    _compare(ref, step)
+                    if _succeeded(step) and ref.get("name") == step.get("name")
+                    else 0.0
+                    for step in self.actual
+                ]
+                for ref in self.groups[k]
+            ]
+            columns = [j for j in range(len(self.actual)) if any(row[j] > 0 for row in rows)]
+            self.rows[k] = (rows, columns)
+        return self.rows[k]
+
+    def best(self, k: int, bound: int) -> tuple[float, tuple[StepMatch, ...]]:
+        while k >= 0 and not self.groups[k]:  # empty groups are skipped
+            k -= 1
+        if k < 0:
+            return 0.0, ()
+        rows, candidates = self._rows(k)
+        columns = candidates[: bisect_left(candidates, bound)]
+        key = (k, len(columns))  # the same columns: the same answer
+        if key not in self.memo:
+            self.memo[key] = self._best(k, rows, columns)
+        return self.memo[key]
+
+    def _best(
+        self, k: int, rows: list[list[float]], columns: list[int]
+    ) -> tuple[float, tuple[StepMatch, ...]]:
+        size = len(rows)
+        found: tuple[float, tuple[StepMatch, ...]] = (0.0, ())  # no match: the matching ends
+        if not any(self.groups[:k]):  # nothing before it: the group's best assignment
+            assignment = best_assignment([[row[j] for j in columns] for row in rows])
+            pairs = [(i, columns[c]) for i, c in enumerate(assignment) if c is not None]
+            mine = tuple(StepMatch(k, i, j, rows[i][j]) for i, j in pairs)
+            return sum(m.score for m in mine) / size, mine
+        if size <= self.subset_rows:
+            starts, tables = _by_earliest(rows, columns)
+            choice = None
+            for p in range(len(columns) - 1, -1, -1):  # latest first: kept among equals
+                start = starts[p]
+                if start is None:
+                    continue
+                total = start[0] / size + self.best(k - 1, columns[p])[0]
+                if total > found[0] + _TIE:
+                    found, choice = (total, ()), (p, start)
+            if choice is None:
+                return found
+            p, (_, row, others) = choice
+            pairs = [(row, columns[p]), *_recover(rows, columns, tables, p + 1, others)]
+        else:  # one assignment per candidate earliest step
+            pairs = []
+            for t in range(len(columns) - 1, -1, -1):
+                window = columns[t:]
+                assignment = best_assignment([[row[j] for j in window] for row in rows])
+                these = [(i, window[c]) for i, c in enumerate(assignment) if c is not None]
+                if not these:
+                    continue
+                value = sum(rows[i][j] for i, j in these) / size
+                total = value + self.best(k - 1, min(j for _, j in these))[0]
+                if total > found[0] + _TIE:
+                    found, pairs = (total, ()), these
+            if not pairs:
+                return found
+        mine = tuple(StepMatch(k, i, j, rows[i][j]) for i, j in sorted(pairs, key=lambda x: x[0]))
+        earlier = self.best(k - 1, min(j for _, j in pairs))
+        return found[0], mine + earlier[1]
 
 
 def match_steps(
@@ -170,18 +333,14 @@ def match_steps(
     """Matches of reference steps to actual steps, last group first."""
     if check_semantics(semantics) == GE6:
         return [StepMatch(*m) for m in match_groups_ge6(reference_groups, actual_steps)]
-    matches: list[StepMatch] = []
-    search_upto = len(actual_steps)
-    for group_index in range(len(reference_groups) - 1, -1, -1):
-        group = reference_groups[group_index]
-        if not group:
-            continue
-        found = _match_group(group_index, group, actual_steps, search_upto)
-        matches.extend(found)
-        if not found:
-            break
-        search_upto = min(m.actual_index for m in found)
-    return matches
+    filled = [k for k, group in enumerate(reference_groups) if group]
+    if len(filled) == 1:  # one group (the usual case): its best assignment
+        k = filled[0]
+        return _match_one(k, reference_groups[k], actual_steps)
+    _, matches = _Search(reference_groups, actual_steps).best(
+        len(reference_groups) - 1, len(actual_steps)
+    )
+    return list(matches)
 
 
 def steps_score(
@@ -189,12 +348,15 @@ def steps_score(
     matches: Sequence[StepMatch],
     semantics: Semantics = SEED,
 ) -> float:
-    """Seed: the last group's match scores over its size (0.0 without groups).
-    graphrag-eval-6: the mean over all groups of that ratio (raises without groups)."""
+    """The mean over the groups of (the group's match scores / its size). Seed: over the
+    non-empty groups (0.0 without any); graphrag-eval-6: over all (raises without groups
+    or with an empty one)."""
     if check_semantics(semantics) == GE6:
         return steps_score_ge6(reference_groups, matches)
-    if not reference_groups or not reference_groups[-1]:
+    filled = [k for k, group in enumerate(reference_groups) if group]
+    if not filled:
         return 0.0
-    last = len(reference_groups) - 1
-    total = sum(m.score for m in matches if m.group == last)
-    return total / len(reference_groups[-1])
+    total = sum(
+        sum(m.score for m in matches if m.group == k) / len(reference_groups[k]) for k in filled
+    )
+    return total / len(filled)

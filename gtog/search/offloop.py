@@ -26,6 +26,7 @@ from typing import Any
 from graphrag.query.structured_search.base import SearchResult
 
 from gtog.llm import meter_embedding
+from gtog.llm.ahead import take_ahead
 
 __all__ = [
     "OffLoopSearch",
@@ -161,13 +162,20 @@ class QueryEmbedder:
         ready = _embedded.get()
         if ready is not None and kwargs == {"input": [ready[0]]}:
             return ready[1]
-        response = self.inner.embedding(**kwargs)
+        response = None
+        if set(kwargs) == {"input"}:
+            response = take_ahead(getattr(self.inner, "_model_config", None), kwargs["input"])
+        if response is None:
+            response = self.inner.embedding(**kwargs)
         count_embedding(self.inner, response, kwargs.get("input"))
         return response
 
     async def embed_async(self, text: str) -> Any:
-        """Embed one text with the model's async call, counted in the current meter."""
-        response = await self.inner.embedding_async(input=[text])
+        """Embed one text with the model's async call (or take the run's preflight
+        embedding of it), counted in the current meter."""
+        response = take_ahead(getattr(self.inner, "_model_config", None), [text])
+        if response is None:
+            response = await self.inner.embedding_async(input=[text])
         count_embedding(self.inner, response, [text])
         return response
 

@@ -9,6 +9,7 @@ max_tokens is a success marked `cut` (the caller decides).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,7 +21,24 @@ from gtog.errors import describe_exception
 from gtog.llm import UsageMeter, UsageTally, fatal_reason, metering
 from gtog.search.metering import watch_swallowed_errors
 
-__all__ = ["SearchEngine", "SearchFailed", "SearchOutcome", "retrieved_sources", "run_search"]
+__all__ = [
+    "SearchEngine",
+    "SearchFailed",
+    "SearchOutcome",
+    "current_question_id",
+    "retrieved_sources",
+    "run_search",
+]
+
+_question_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "gtog_question_id", default=None
+)
+
+
+def current_question_id() -> str | None:
+    """The id of the question the current search answers (`run_search(question_id=)`), for
+    engines that send it on (an HTTP method's `{question_id}`)."""
+    return _question_id.get()
 
 
 class SearchEngine(Protocol):
@@ -66,16 +84,22 @@ def _failure(meter: UsageMeter, result: SearchResult | None) -> BaseException | 
 
 
 async def run_search(
-    engine: SearchEngine, query: str, *, timeout: float | None = None
+    engine: SearchEngine,
+    query: str,
+    *,
+    timeout: float | None = None,
+    question_id: str | None = None,
 ) -> SearchOutcome:
     """Run one search with the server's usage; any failure raises `SearchFailed`.
 
     A fatal provider error (see `gtog.llm.fatal_reason`) is raised as itself, so the
-    caller can stop the run. `timeout` bounds the whole search.
+    caller can stop the run. `timeout` bounds the whole search; `question_id` is what
+    `current_question_id()` says during it.
     """
     watch_swallowed_errors()
     start = time.perf_counter()
     result: SearchResult | None = None
+    token = _question_id.set(question_id)
     with metering() as meter:
         try:
             result = await asyncio.wait_for(engine.search(query), timeout)
@@ -87,6 +111,8 @@ async def run_search(
             raise
         except Exception as exc:
             meter.errors.insert(0, exc)
+        finally:
+            _question_id.reset(token)
     seconds = time.perf_counter() - start
     why = _failure(meter, result)
     if isinstance(why, BaseException):

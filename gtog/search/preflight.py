@@ -4,11 +4,15 @@ A connection check (TCP connect to each distinct `api_base`, in parallel, a few 
 most) costs no tokens and turns "every call fails after its retries" into one line that
 names the model id and the URL. An index check (`index_problems`: table schemas and vector
 tables, no table loaded) turns "every question on that index fails" into one line naming
-what is missing and the fix.
+what is missing and the fix. A vector-size check (`vector_size_problems`: one embedding per
+embedding model, of the first question the run will search with it, handed to that search
+so that no call is added) turns "every question fails to compare vectors" into one line per
+vector table naming both sizes.
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -16,12 +20,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from gtog.errors import InputError
+from gtog.errors import InputError, describe_exception
+from gtog.llm.ahead import EmbeddingsAhead, model_identity
 
 if TYPE_CHECKING:
     from gtog.project import Project
 
-__all__ = ["INDEX_NEEDS", "ModelEndpoint", "check_reachable", "endpoints_of", "index_problems"]
+__all__ = [
+    "INDEX_NEEDS",
+    "QUESTION_EMBEDDERS",
+    "SIZE_BOUND",
+    "VECTORS_READ",
+    "ModelEndpoint",
+    "VectorUse",
+    "check_reachable",
+    "endpoints_of",
+    "index_problems",
+    "vector_size_problems",
+]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 LOCAL_CHAT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -111,3 +129,99 @@ def index_problems(project: Project, method: str) -> list[str]:
     except InputError as exc:
         return [str(exc).removeprefix(f"{project.root}: ")]
     return [f"{cause}; fix: {fix}" for cause, fix in problems]
+
+
+VECTORS_READ: dict[str, tuple[str, ...]] = {
+    "local": ("entity_description",),
+    "basic": ("text_unit_text",),
+    "drift": ("entity_description", "community_full_content"),
+    "tog": ("entity_description", "text_unit_text"),
+}
+"""Registry method -> the vector tables its query embeddings are compared with (ToG's:
+when the index has them)."""
+
+QUESTION_EMBEDDERS = frozenset({"local", "basic"})
+"""Methods whose search embeds the question itself: the check's embedding is theirs."""
+
+SIZE_BOUND = frozenset({"local", "basic", "drift"})
+"""Methods whose every search fails when the sizes differ (numpy cannot compare the
+vectors). ToG leaves vectors of another size out, recording a fallback: its tables are
+checked beside one of these, never with a call of their own."""
+
+
+@dataclass(frozen=True)
+class VectorUse:
+    """One index's vector tables as some methods read them with one embedding model."""
+
+    label: str
+    """The index as lines name it (`index 'k' (path)`)."""
+    project: Project
+    model_id: str
+    methods: tuple[str, ...]
+    """Registry methods (`local`, ...), in the run's order."""
+    question: str
+    """The first question the run searches on this index with these methods."""
+
+
+def _tables(use: VectorUse) -> dict[str, tuple[int, list[str]]]:
+    """The stored vector tables `use` reads: the vector size each holds, and the methods
+    that read it (LanceDB on disk only: elsewhere the size is not known without reading)."""
+    out: dict[str, tuple[int, list[str]]] = {}
+    for method in use.methods:
+        for embedding in VECTORS_READ.get(method, ()):
+            table = use.project.compat.vectors.get(embedding)
+            if table is not None and table.missing is None and table.dims is not None:
+                out.setdefault(table.schema.index_name, (table.dims, []))[1].append(method)
+    return out
+
+
+async def vector_size_problems(uses: list[VectorUse]) -> tuple[list[str], EmbeddingsAhead]:
+    """One line per vector table whose size differs from what its embedding model returns,
+    and the embeddings made to find out (for the searches to take, see `gtog.llm.ahead`).
+
+    One embedding per distinct model (provider, model, endpoint, call args) that a
+    `SIZE_BOUND` method uses, of the first question of a method that embeds the question
+    itself (then the check adds no call) or else of DRIFT's first (one call more, spared
+    every question failing). A model that cannot be asked is not checked here (the run
+    reports its error as usual).
+    """
+    from gtog.llm import embedding_model_from_config
+
+    ahead = EmbeddingsAhead()
+    groups: dict[str, list[VectorUse]] = {}
+    for use in uses:
+        if _tables(use):
+            config = use.project.config.get_embedding_model_config(use.model_id)
+            groups.setdefault(model_identity(config), []).append(use)
+    lines = []
+    for group in groups.values():
+        bound = [u for u in group if SIZE_BOUND & set(u.methods)]
+        if not bound:
+            continue
+        asker = next((u for u in group if QUESTION_EMBEDDERS & set(u.methods)), bound[0])
+        model = embedding_model_from_config(asker.project.config, asker.model_id)
+        try:
+            response = await model.embedding.embedding_async(input=[asker.question])
+            size = len(response.data[0].embedding)
+        except Exception as exc:
+            logger.warning(
+                "vector sizes not checked for embedding model %r: %s",
+                asker.model_id,
+                describe_exception(exc),
+            )
+            continue
+        ahead.keep(model.config, asker.question, response)
+        for use in group:
+            config = use.project.config.get_embedding_model_config(use.model_id)
+            for name, (dims, methods) in _tables(use).items():
+                if dims == size:
+                    continue
+                root = use.project.root
+                lines.append(
+                    f"{use.label}: vector table {name} holds {dims}-d vectors, but embedding "
+                    f"model {use.model_id!r} ({config.model_provider}/{config.model}) returns "
+                    f"{size}-d vectors ({', '.join(methods)}); fix: configure the "
+                    f"embedding model the index was built with (one returning {dims}-d "
+                    f"vectors), or re-index with `gtog index --root {root}`"
+                )
+    return lines, ahead

@@ -24,6 +24,7 @@ from gtog.tog.graph import Edge, KnowledgeGraph
 from gtog.tog.paths import ReasoningPath
 from gtog.tog.ranking import QuestionRanker
 from gtog.tog.run import QueryRun
+from gtog.tog.trace import Candidate
 
 __all__ = ["explore_graded"]
 
@@ -84,6 +85,7 @@ async def explore_graded(
     for f in frontiers:
         edges = kept.get(f.index, [])
         grown = [f.path.extend(e, score, factor.get(e.end, 1.0)) for e, score in edges]
+        run.trace.frontier(depth, f.path, _candidates(f.edges, grown))
         pool.extend(grown)
         if not grown:
             finished.append(f.path)
@@ -97,7 +99,23 @@ async def explore_graded(
             break
         if all(p.end != pool[i].end for p in nxt):
             nxt.append(pool[i])
+    run.trace.beam(depth, nxt)
     return nxt, finished
+
+
+def _candidates(shown: list[Edge], grown: list[ReasoningPath]) -> list[Candidate]:
+    """Each edge shown to the LLM: the path it grew into, or pruned by edge pruning (scored
+    below `min_relevance`, left out of the reply, or past the width)."""
+    by_edge = {id(p.hops[-1].edge): p for p in grown}
+    out = []
+    for edge in shown:
+        path = by_edge.get(id(edge))
+        if path is None:
+            out.append(Candidate(edge, None, None, "edge_pruning"))
+        else:
+            hop = path.hops[-1]
+            out.append(Candidate(edge, hop.relation_score * hop.entity_score, path, None))
+    return out
 
 
 def _row(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from gtog.tog.graph import KnowledgeGraph
+from gtog.tog.graph import Edge, KnowledgeGraph
 from gtog.tog.paths import ReasoningPath
 from gtog.tog.pruning import prune_entities, prune_relations
 from gtog.tog.run import QueryRun
+from gtog.tog.trace import Candidate
 
 __all__ = ["explore_depth"]
 
@@ -25,6 +26,7 @@ async def _expand(
     edges = graph.candidate_edges(path.end, used, set(path.entities), run.settings.max_candidates)
     relations = await prune_relations(run, depth, path, edges)
     extended = await prune_entities(run, graph, depth, path, relations)
+    run.trace.frontier(depth, path, _candidates(edges, relations, extended))
     stages = {f.stage for f in run.fallbacks[before:] if f.depth == depth and f.entity == path.end}
     run.exploration.append(
         {
@@ -42,6 +44,25 @@ async def _expand(
         }
     )
     return extended
+
+
+def _candidates(
+    edges: list[Edge], relations: list[tuple[Edge, float]], extended: list[ReasoningPath]
+) -> list[Candidate]:
+    """Each shown edge: the path it grew into, or the stage that pruned it."""
+    rel_score = {id(e): s for e, s in relations}
+    grown = {id(p.hops[-1].edge): p for p in extended}
+    out = []
+    for edge in edges:
+        path = grown.get(id(edge))
+        if path is not None:
+            hop = path.hops[-1]
+            out.append(Candidate(edge, hop.relation_score * hop.entity_score, path, None))
+        elif id(edge) in rel_score:
+            out.append(Candidate(edge, 0.0, None, "entity_pruning"))  # entity score 0
+        else:
+            out.append(Candidate(edge, None, None, "relation_pruning"))
+    return out
 
 
 async def explore_depth(
@@ -67,4 +88,6 @@ async def explore_depth(
         else:
             pool.append(path)
     ranked = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))
-    return [pool[i] for i in ranked[: run.settings.width]], grew
+    beam_out = [pool[i] for i in ranked[: run.settings.width]]
+    run.trace.beam(depth, beam_out)
+    return beam_out, grew

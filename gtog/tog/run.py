@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from gtog.llm import ChatModel, ChatReply, EmbeddingModel, JsonReply, UsageTally, ask_json
 from gtog.tog.settings import ToGSettings
 from gtog.tog.templates import PROMPT_NAMES, ToGPrompts
+from gtog.tog.trace import ExplorationTrace
 
 __all__ = ["CATEGORIES", "Fallback", "QueryRun"]
 
@@ -47,6 +48,8 @@ class QueryRun:
     tally: UsageTally = field(default_factory=UsageTally)
     fallbacks: list[Fallback] = field(default_factory=list)
     exploration: list[dict[str, Any]] = field(default_factory=list)
+    trace: ExplorationTrace = field(default_factory=ExplorationTrace)
+    """The tree of candidates explored (`gtog.tog.trace`)."""
     embedder: EmbeddingModel | None = None
     question_error: str = ""
     """Why the question has no vector (empty while it has one or was not asked for)."""

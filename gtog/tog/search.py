@@ -118,6 +118,7 @@ class ToGContextBuilder(GlobalContextBuilder):
             run, self.graph, self.description_embedding_store, self.text_embedder
         )
         beam = [ReasoningPath(t) for t in linking.titles]
+        run.trace.topics(beam)
         finished: list[ReasoningPath] = []
         depth_reached, stop = 0, "no_topic_entity"
         if beam:
@@ -131,20 +132,26 @@ class ToGContextBuilder(GlobalContextBuilder):
                     beam, grew = await explore_depth(run, self.graph, depth, beam)
                 if not grew:
                     stop = "exhausted"
+                    run.trace.verdict(depth, "exhausted")
                     break
                 depth_reached = depth
                 if depth == s.depth:
+                    run.trace.verdict(depth, "max_depth")
                     break
                 tables, _ = await self._evidence(run, [*beam, *finished], for_answer=False)
-                if await is_sufficient(run, depth, evidence_text(tables)):
+                enough = await is_sufficient(run, depth, evidence_text(tables))
+                run.trace.verdict(depth, "enough" if enough else "go_deeper")
+                if enough:
                     stop = "sufficient"
                     break
         paths = self._ordered(beam, finished)
         tables, units = await self._evidence(run, paths, for_answer=True)
+        tables["paths"]["node"] = pd.Series([run.trace.node_of(p) for p in paths], dtype=object)
         records = {
             **tables,
             "status": self.status(run, linking.titles, linking.method, depth_reached, stop),
             "exploration": pd.DataFrame(run.exploration, columns=_EXPLORATION_COLUMNS),
+            "tree": run.trace.table(),
             "fallbacks": pd.DataFrame(
                 [f.__dict__ for f in run.fallbacks], columns=["depth", "stage", "entity", "reason"]
             ),
@@ -209,6 +216,7 @@ class ToGContextBuilder(GlobalContextBuilder):
             "llm_calls": run.tally.total_calls,
             "llm_call_bound": s.max_llm_calls,
             "llm_call_bound_rule": s.call_bound_rule,
+            **run.trace.status(),
         }
         return pd.DataFrame([row])
 

@@ -53,14 +53,16 @@ def _texts(output: Path) -> dict[str, dict[str, str]]:
     }
 
 
-def _legacy_vectors(output: Path) -> None:
-    """Rewrite the LanceDB tables as 2.x wrote them: `default-*`, id/text/vector/attributes."""
+def _legacy_vectors(output: Path, prefix: str) -> None:
+    """Rewrite the LanceDB tables as 2.x wrote them: `<prefix>-*` (`container_name`, `default`
+    unless changed), id/text/vector/attributes."""
     import lancedb
 
     folder = output / "lancedb"
     db = lancedb.connect(str(folder))
     texts = _texts(output)
-    for new, old in LEGACY_TABLES.items():
+    for new, default in LEGACY_TABLES.items():
+        old = default.replace("default-", f"{prefix}-", 1)
         data = db.open_table(new).to_arrow()
         text = [texts[new].get(i, "") for i in data.column("id").to_pylist()]
         table = pa.table(
@@ -121,15 +123,18 @@ def _v0_tables(output: Path) -> None:
     )
 
 
-def legacy_index(src: Path, dst: Path, era: str, *, state_vector_size: bool = False) -> Path:
-    """A copy of the project at `src` whose index is laid out as graphrag `era` wrote it.
+def legacy_index(
+    src: Path, dst: Path, era: str, *, state_vector_size: bool = False, prefix: str = "default"
+) -> Path:
+    """A copy of the project at `src` whose index is laid out as graphrag `era` wrote it,
+    its vector tables under `prefix` (the old `container_name`).
 
     The settings stay graphrag 3.3's (as `gtog init` writes them, the way graphrag's upgrade
     notes advise), without `vector_size` unless `state_vector_size`.
     """
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("logs", "cache"))
     output = dst / "output"
-    _legacy_vectors(output)
+    _legacy_vectors(output, prefix)
     {"2.x": _v2_tables, "1.x": _v1_tables, "0.x": _v0_tables}[era](output)
     for extra in ("context.json", "stats.json"):
         (output / extra).unlink(missing_ok=True)

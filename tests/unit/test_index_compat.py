@@ -7,11 +7,14 @@ graphrag repository: v2.7.2 (2.x), the v2.0.0 inputs (1.x, `create_final_*`), v0
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
+from graphrag_vectors import IndexSchema, VectorStoreConfig
 
-from gtog.compat import QUERY_COLUMNS, detect_tables
+from gtog.compat import LEGACY_SUFFIXES, QUERY_COLUMNS, detect_tables, find_vector_tables
 
 V2 = {
     "communities": "id human_readable_id community level parent children title entity_ids "
@@ -76,7 +79,7 @@ def test_a_1x_index_gets_the_v2_and_v3_migrations() -> None:
         "entities.degree from create_final_nodes",
         "entities.frequency from text_unit_ids",
         "communities.children from parent",
-        "community_reports.children from parent",
+        "community_reports.children from create_final_communities",
         "community_reports.rank_explanation -> rating_explanation",
         "text_units.document_ids -> document_id",
     ]
@@ -136,3 +139,59 @@ def test_the_query_columns_are_graphrags_final_columns(table: str) -> None:
 
     final = getattr(schemas, f"{table.upper()}_FINAL_COLUMNS")
     assert QUERY_COLUMNS[table] <= set(final)
+
+
+def test_a_reports_children_come_from_the_communities_table() -> None:
+    """graphrag's v2 migration: a child community without a report is still a child."""
+    communities = pd.DataFrame({"community": [0, 1, 2, 3], "parent": [-1, 0, 0, 1]})
+    reports = pd.DataFrame({"community": [0, 1], "parent": [-1, 0]})  # 2 and 3: no report
+    layout = detect_tables(
+        {
+            "create_final_entities": frozenset({"id", "title"}),
+            "create_final_communities": frozenset(communities.columns),
+            "create_final_community_reports": frozenset(reports.columns),
+        }
+    )
+    read = _read({"create_final_communities": communities})
+    got = asyncio.run(layout.adapt("community_reports", reports.copy(), read))
+    assert got["children"].tolist() == [[1, 2], [3]]
+    assert "community_reports.children from create_final_communities" in layout.notes
+    alone = detect_tables({"community_reports": frozenset(reports.columns)})
+    got = asyncio.run(alone.adapt("community_reports", reports.copy(), _read({})))
+    assert got["children"].tolist() == [[1], []]  # no communities table: the reports' own
+
+
+def _lancedb(folder: Path, names: list[str], dims: int = 8) -> None:
+    import lancedb
+
+    db = lancedb.connect(str(folder))
+    for name in names:
+        vectors = pa.array([[0.5] * dims], pa.list_(pa.float32(), dims))
+        db.create_table(name, data=pa.table({"id": ["a"], "vector": vectors}))
+
+
+def _store(folder: Path, **extra: object) -> VectorStoreConfig:
+    schemas = {e: IndexSchema(index_name=e, vector_size=8) for e in LEGACY_SUFFIXES}
+    return VectorStoreConfig(type="lancedb", db_uri=str(folder), index_schema=schemas, **extra)
+
+
+@pytest.mark.parametrize("prefix", ["default", "myproject", "team-a"])
+def test_old_vector_tables_are_found_under_any_one_prefix(tmp_path: Path, prefix: str) -> None:
+    _lancedb(tmp_path, [f"{prefix}-{suffix}" for suffix in LEGACY_SUFFIXES.values()])
+    found = find_vector_tables(_store(tmp_path))
+    assert {e: v.legacy for e, v in found.items()} == {
+        "entity_description": f"{prefix}-entity-description",
+        "text_unit_text": f"{prefix}-text_unit-text",
+        "community_full_content": f"{prefix}-community-full_content",
+    }
+    assert all(v.missing is None and v.schema.vector_size == 8 for v in found.values())
+
+
+def test_several_prefixes_need_the_settings_container_name(tmp_path: Path) -> None:
+    _lancedb(tmp_path, ["alpha-entity-description", "beta-entity-description"])
+    found = find_vector_tables(_store(tmp_path))["entity_description"]
+    assert found.missing is not None and "2 prefixes (alpha, beta)" in found.missing
+    chosen = find_vector_tables(_store(tmp_path, container_name="beta"))["entity_description"]
+    assert chosen.missing is None and chosen.legacy == "beta-entity-description"
+    nested = _store(tmp_path, default_vector_store={"type": "lancedb", "container_name": "alpha"})
+    assert find_vector_tables(nested)["entity_description"].legacy == "alpha-entity-description"

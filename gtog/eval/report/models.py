@@ -16,12 +16,15 @@ import numpy as np
 if TYPE_CHECKING:
     from gtog.eval.report.groups import GroupTable
     from gtog.eval.report.pairs import HeadToHead, QuestionPair
+    from gtog.eval.report.tree import Exploration
 
 __all__ = [
     "SIGNIFICANCE",
     "Answer",
+    "Baseline",
     "Comparison",
     "CostPoint",
+    "DiffRow",
     "ErrorCount",
     "Header",
     "HeatCell",
@@ -31,6 +34,7 @@ __all__ = [
     "Question",
     "RunStatus",
     "Spread",
+    "WhyRow",
 ]
 
 SIGNIFICANCE = 0.05
@@ -159,6 +163,18 @@ class CostPoint:
     """Mean USD per answer, when every costed answer had a known price."""
     n: int
     """Successful searches (the cost averages' count)."""
+    stated: dict[str, int] = field(default_factory=dict)
+    """figure (`latency`, `llm_calls`, `prompt_tokens`, `output_tokens`, `cost_usd`) ->
+    searches that stated it, out of `searches` (an answers file or an HTTP method may not:
+    then the figure is unknown, never 0)."""
+    searches: int = 0
+
+    def unstated(self, *figures: str) -> str | None:
+        """`stated by 1 of 3` when some search did not state one of `figures`, else None."""
+        counts = [self.stated[f] for f in figures if f in self.stated]
+        if not counts or min(counts) >= self.searches:
+            return None
+        return f"stated by {min(counts)} of {self.searches}"
 
 
 @dataclass(frozen=True)
@@ -218,6 +234,8 @@ class Answer:
     stale: str | None = None
     """Why the summary leaves this answer or its scores out (earlier settings, an earlier
     judge); None: it is the run's current answer."""
+    tree: Exploration | None = None
+    """ToG's exploration tree (None: the method records none)."""
 
 
 @dataclass(frozen=True)
@@ -247,6 +265,51 @@ class Question:
 
 
 @dataclass(frozen=True)
+class WhyRow:
+    """One method's abstentions and failure attribution (the summary's `attribution`)."""
+
+    method: str
+    abstention_rate: float | None
+    answered: float | None
+    """Correctness over the answers that did not abstain."""
+    wrong: int
+    retrieval: int
+    generation: int
+    unknown: int
+    retrieval_share: float | None
+    table: dict[str, dict[str, int]]
+    stages: dict[str, int]
+    threshold: float | None
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One method and metric of a run-to-run diff (`gtog eval report --baseline`)."""
+
+    method: str
+    metric: str
+    n: int
+    a: float | None
+    b: float | None
+    delta: float | None
+    p_holm: float | None
+    regression: bool
+    to_wrong: list[str]
+    to_right: list[str]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """This run against a baseline run: the diff's rows and what it compared."""
+
+    label: str
+    rows: list[DiffRow]
+    common: int
+    answers: dict[str, dict[str, dict[str, str | None]]]
+    """method -> question id -> {a, b}: the flipped questions' answers in both runs."""
+
+
+@dataclass(frozen=True)
 class PageData:
     """Everything the page draws."""
 
@@ -272,6 +335,10 @@ class PageData:
     """Head-to-head judging (None: the run did none)."""
     groups: list[GroupTable] = field(default_factory=list)
     """Results by question type, one table per `group_by` field."""
+    why: list[WhyRow] = field(default_factory=list)
+    """Abstentions and failure attribution per method (empty: no correctness judge)."""
+    baseline: Baseline | None = None
+    """The diff against a baseline run (`gtog eval report --baseline`)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

@@ -21,8 +21,10 @@ import numpy as np
 
 from gtog.eval.report.groups import group_tables
 from gtog.eval.report.models import (
+    Baseline,
     Comparison,
     CostPoint,
+    DiffRow,
     Header,
     HeatCell,
     Mean,
@@ -30,6 +32,7 @@ from gtog.eval.report.models import (
     PageData,
     Question,
     RunStatus,
+    WhyRow,
 )
 from gtog.eval.report.questions import (
     answers_of,
@@ -151,6 +154,13 @@ def _mean_or_none(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
+def _all_known(values: list[float | None]) -> float | None:
+    """The mean of per-answer figures, None when any is unknown (never a subset's mean)."""
+    if not values or any(v is None for v in values):
+        return None
+    return _mean_or_none([v for v in values if v is not None])
+
+
 def _costs(
     summary: dict[str, Any], questions: list[Question], methods: list[str], primary: str
 ) -> list[CostPoint]:
@@ -161,35 +171,33 @@ def _costs(
         ok = answers_of(questions, method)
         eff = as_dict(efficiency.get(method))
         group = as_dict(by_method.get(method))
-        tokens_summary = [
-            as_num(eff.get("avg_prompt_tokens")),
-            as_num(eff.get("avg_output_tokens")),
-        ]
-        if all(t is not None for t in tokens_summary):
-            tokens = sum(t for t in tokens_summary if t is not None)
-        else:
-            tokens = _mean_or_none(
+        if eff:  # the summary's figures: None where a search did not state one
+            prompt, output = (
+                as_num(eff.get("avg_prompt_tokens")),
+                as_num(eff.get("avg_output_tokens")),
+            )
+            tokens = prompt + output if prompt is not None and output is not None else None
+            latency = as_num(eff.get("avg_latency"))
+            calls = as_num(eff.get("avg_llm_calls"))
+        else:  # no summary for this method (an older page's data): from the answers
+            tokens = _all_known(
                 [
                     float(a.prompt_tokens + a.output_tokens)
-                    for a in ok
                     if a.prompt_tokens is not None and a.output_tokens is not None
+                    else None
+                    for a in ok
                 ]
             )
-        latency = as_num(eff.get("avg_latency"))
-        if latency is None:
-            latency = _mean_or_none([a.latency for a in ok if a.latency is not None])
-        calls = as_num(eff.get("avg_llm_calls"))
-        if calls is None:
-            calls = _mean_or_none([float(a.llm_calls) for a in ok if a.llm_calls is not None])
-        usd = [a.cost_usd for a in ok]
-        if ok and all(u is not None for u in usd):
-            cost = _mean_or_none([u for u in usd if u is not None])
-        else:
-            cost = as_num(eff.get("avg_cost_usd"))
+            latency = _all_known([a.latency for a in ok])
+            calls = _all_known(
+                [float(a.llm_calls) if a.llm_calls is not None else None for a in ok]
+            )
+        cost = _all_known([a.cost_usd for a in ok])
         quality = _same(group, primary) or _mean(group, primary)
         if quality.value is None and not group:
             known = [s for a in ok if (s := a.scores.get(primary)) is not None]
             quality = Mean(_mean_or_none(known), None, len(known))
+        stated = {str(k): v for k, v in as_dict(eff.get("stated")).items() if as_int(v) is not None}
         out.append(
             CostPoint(
                 method=method,
@@ -201,6 +209,8 @@ def _costs(
                 llm_calls=calls,
                 cost_usd=cost,
                 n=len(ok),
+                stated={k: int(v) for k, v in stated.items()},
+                searches=as_int(eff.get("searches")) or 0,
             )
         )
     return out
@@ -276,13 +286,81 @@ def _run_shape(meta: dict[str, Any], detailed: dict[str, Any], summary: dict[str
     return methods, metrics
 
 
+def _why(summary: dict[str, Any], methods: list[str]) -> list[WhyRow]:
+    """Abstentions and failure attribution per method, when the summary has them."""
+    attribution = as_dict(summary.get("attribution"))
+    by_method = as_dict(summary.get("by_method"))
+    out = []
+    for method in methods:
+        a = as_dict(attribution.get(method))
+        if not a:
+            continue
+        group = as_dict(by_method.get(method))
+        table = {
+            found: {v: as_int(as_dict(as_dict(a.get("table")).get(found)).get(v)) or 0
+                    for v in ("right", "wrong")}
+            for found in ("found", "missed")
+        }  # fmt: skip
+        out.append(
+            WhyRow(
+                method=method,
+                abstention_rate=as_num(group.get("abstention_rate")),
+                answered=as_num(as_dict(group.get("answered")).get("correctness")),
+                wrong=as_int(a.get("wrong")) or 0,
+                retrieval=as_int(a.get("retrieval_failures")) or 0,
+                generation=as_int(a.get("generation_failures")) or 0,
+                unknown=as_int(a.get("unknown")) or 0,
+                retrieval_share=as_num(a.get("retrieval_share")),
+                table=table,
+                stages={str(k): as_int(v) or 0 for k, v in as_dict(a.get("tog_stages")).items()},
+                threshold=as_num(a.get("threshold")),
+            )
+        )
+    return out
+
+
+def _baseline(diff: dict[str, Any] | None, label: str) -> Baseline | None:
+    """The page's view of a run-to-run diff (`gtog.eval.results.diff`)."""
+    if not diff:
+        return None
+    rows = [
+        DiffRow(
+            method=str(method),
+            metric=str(metric),
+            n=as_int(e.get("n")) or 0,
+            a=as_num(e.get("a")),
+            b=as_num(e.get("b")),
+            delta=as_num(e.get("delta")),
+            p_holm=as_num(e.get("p_holm")),
+            regression=bool(e.get("regression")),
+            to_wrong=[str(q) for q in e.get("to_wrong") or []],
+            to_right=[str(q) for q in e.get("to_right") or []],
+        )
+        for method, metrics in as_dict(diff.get("methods")).items()
+        for metric, e in as_dict(metrics).items()
+        if isinstance(e, dict)
+    ]
+    common = as_int(as_dict(diff.get("questions")).get("common")) or 0
+    answers = {
+        str(m): {str(q): as_dict(v) for q, v in as_dict(qs).items()}
+        for m, qs in as_dict(diff.get("answers")).items()
+    }
+    return Baseline(label, rows, common, answers)  # type: ignore[arg-type]
+
+
 def page_data(
-    detailed: dict[str, Any], summary: dict[str, Any], *, partial: bool = False
+    detailed: dict[str, Any],
+    summary: dict[str, Any],
+    *,
+    partial: bool = False,
+    diff: dict[str, Any] | None = None,
+    baseline: str = "",
 ) -> PageData:
     """The page's figures from a run's detailed and summary results.
 
     `partial`: the results were rebuilt from the checkpoint of a run still going or
-    interrupted (the page says so).
+    interrupted (the page says so). `diff` (of this run against the run `baseline`) adds
+    a section comparing the two.
     """
     meta = {**as_dict(summary.get("metadata")), **as_dict(detailed.get("metadata"))}
     if "run" in as_dict(summary.get("metadata")):  # the summary is written last: it decides
@@ -315,4 +393,6 @@ def page_data(
         common=_common(scores, metrics),
         head_to_head=versus,
         groups=group_tables(summary, spec, questions, methods, metrics),
+        why=_why(summary, methods),
+        baseline=_baseline(diff, baseline),
     )

@@ -66,10 +66,17 @@ def load_run(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any], bool]:
     return detailed, summary, True
 
 
-def write_report(output_dir: Path) -> tuple[Path, Path]:
-    """Write `report.html` and `eval_results.csv` (atomically) for a run's output folder."""
+def write_report(output_dir: Path, baseline: Path | None = None) -> tuple[Path, Path]:
+    """Write `report.html` and `eval_results.csv` (atomically) for a run's output folder;
+    with `baseline` (another run), the page also shows this run's diff against it."""
     detailed, summary, partial = load_run(output_dir)
-    html = render_page(page_data(detailed, summary, partial=partial))
+    diff = None
+    if baseline is not None:
+        from gtog.eval.results.diff import diff_runs
+
+        diff = diff_runs(read_log(baseline), read_log(output_dir))
+    data = page_data(detailed, summary, partial=partial, diff=diff, baseline=str(baseline or ""))
+    html = render_page(data)
     csv = flat_frame(detailed).to_csv(index=False, lineterminator="\n")
     html_path, csv_path = output_dir / REPORT_NAME, output_dir / CSV_NAME
     write_atomic(html_path, html)

@@ -13,6 +13,7 @@ import numpy as np
 
 from gtog.eval.report.models import Answer, ErrorCount, Question, Spread
 from gtog.eval.report.readers import as_dict, as_int, as_num, as_str
+from gtog.eval.report.tree import exploration_tree
 from gtog.eval.report.versus import question_pairs
 from gtog.eval.results.errors import error_kind
 
@@ -74,6 +75,7 @@ def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
         context=context,
         source_ids=source_ids,
         stale=as_str(entry.get("stale")),
+        tree=exploration_tree(entry.get("exploration"), entry.get("paths")),
     )
 
 

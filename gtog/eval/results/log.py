@@ -176,6 +176,8 @@ def _records_from_detailed(results: list[dict[str, Any]]) -> list[MethodRecord]:
                     searched_with=entry.get("searched_with"),
                     groups=q.get("groups") or {},
                     efficiency=Efficiency.model_validate(eff) if eff else None,
+                    exploration=entry.get("exploration"),
+                    paths=entry.get("paths"),
                 )
             )
     return records

@@ -2,32 +2,65 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from gtog.eval.scoring.judges import Judgement
 from gtog.eval.scoring.pairwise import PairJudgement
 
-__all__ = ["Efficiency", "MethodRecord", "PairRecord"]
+__all__ = ["COST_FIELDS", "Efficiency", "MethodRecord", "PairRecord", "unknown_efficiency"]
 
 
 class Efficiency(BaseModel):
-    """Cost of one search (judging excluded); for a failed search, what it spent before."""
+    """Cost of one search (judging excluded); for a failed search, what it spent before.
 
-    latency: float
-    llm_calls: int
-    prompt_tokens: int
-    output_tokens: int
+    None is unknown, never 0: an answers file or an HTTP method's reply that does not state
+    a figure leaves it None (gtog's own searches know every figure but, for a model
+    without a price, `cost_usd`).
+    """
+
+    latency: float | None
+    llm_calls: int | None
+    prompt_tokens: int | None
+    output_tokens: int | None
     llm_calls_categories: dict[str, int] = Field(default_factory=dict)
     prompt_tokens_categories: dict[str, int] = Field(default_factory=dict)
     output_tokens_categories: dict[str, int] = Field(default_factory=dict)
     cost_usd: float | None = None
     """USD of the chat and embedding calls (LiteLLM's price map); None when a model has no
     known price."""
-    embedding_calls: int = 0
+    embedding_calls: int | None = 0
     """Embedding requests (the query's embedding, ToG's linking); not in `llm_calls`."""
-    embedding_tokens: int = 0
+    embedding_tokens: int | None = 0
     queue_wait: float | None = None
     """Seconds the pair waited for a concurrency slot (not part of `latency`)."""
+
+
+COST_FIELDS = (
+    "latency",
+    "llm_calls",
+    "prompt_tokens",
+    "output_tokens",
+    "cost_usd",
+    "embedding_calls",
+    "embedding_tokens",
+)
+"""The figures of an `Efficiency` that may be unknown (None): the summary counts who stated
+each (`efficiency.<m>.stated`)."""
+
+
+def unknown_efficiency(latency: float | None = None) -> Efficiency:
+    """An `Efficiency` that knows nothing but, perhaps, the latency gtog measured."""
+    return Efficiency(
+        latency=latency,
+        llm_calls=None,
+        prompt_tokens=None,
+        output_tokens=None,
+        cost_usd=None,
+        embedding_calls=None,
+        embedding_tokens=None,
+    )
 
 
 class MethodRecord(BaseModel):
@@ -59,6 +92,10 @@ class MethodRecord(BaseModel):
     groups: dict[str, str] = Field(default_factory=dict)
     """The question's values of the dataset's `group_by` fields (absent: not in the item)."""
     efficiency: Efficiency | None = None
+    exploration: list[dict[str, Any]] | None = None
+    """ToG: what the search explored, one entry per depth (`gtog.tog.trace`); else None."""
+    paths: list[dict[str, Any]] | None = None
+    """ToG: the evidence paths the answer was made from (`gtog.tog.trace`); else None."""
 
     @property
     def key(self) -> tuple[str, str]:

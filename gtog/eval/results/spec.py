@@ -18,6 +18,7 @@ __all__ = [
     "LOG_VERSION",
     "QA_DIR",
     "SUMMARY_NAME",
+    "AnalysisSpec",
     "DatasetSpec",
     "EvalSpec",
     "JudgeSpec",
@@ -63,12 +64,17 @@ class JudgeSpec(BaseModel):
     metrics: list[str] = Field(default_factory=list)
     skipped: bool = False
     """True for a `--skip-judges` run (answers only, judged later with `--rescore`)."""
+    embedding_models: dict[str, str] = Field(default_factory=dict)
+    """index key -> `provider/model` embedding texts for `answer_similarity` (empty when no
+    metric embeds)."""
 
     def digest(self, index_key: str) -> str:
         """The hash a record judged under this spec carries (`MethodRecord.judged_with`)."""
         if self.skipped:
             return "skipped"
-        data = self.model_dump(exclude={"models", "skipped"})
+        data = self.model_dump(exclude={"models", "skipped", "embedding_models"})
+        if self.embedding_models:  # (absent from the hash of runs that embed nothing)
+            data["embedding_model"] = self.embedding_models.get(index_key)
         return stable_hash({**data, "model": self.models.get(index_key)})
 
 
@@ -95,6 +101,15 @@ class PairwiseSpec(BaseModel):
                 **sampling,
             }
         )
+
+
+class AnalysisSpec(BaseModel):
+    """How the summary reads the records (no answer or score depends on it): what counts
+    as an abstention, and the evidence_recall that counts as evidence found."""
+
+    abstention_patterns: list[str] = Field(default_factory=list)
+    abstention_builtin: bool = True
+    evidence_threshold: float = 0.5
 
 
 class ShardSpec(BaseModel):
@@ -137,6 +152,8 @@ class EvalSpec(BaseModel):
     """Head-to-head judging, when the run does it."""
     group_by: list[str] = Field(default_factory=list)
     """Item fields the results are grouped by."""
+    analysis: AnalysisSpec = Field(default_factory=AnalysisSpec)
+    """Abstention rules and the attribution threshold (the summary's reading only)."""
 
     @property
     def metrics(self) -> list[str]:
@@ -188,7 +205,7 @@ def _what_differs(old: Any, new: Any, limit: int = 3) -> str:
 
 def what_differs(old: EvalSpec, new: EvalSpec) -> str:
     """The first few settings in which two specs differ (shard, paths and versions aside)."""
-    skip = {"shard", "pairs", "config_path", "gtog_version", "graphrag_version"}
+    skip = {"shard", "pairs", "config_path", "gtog_version", "graphrag_version", "analysis"}
     return _what_differs(old.model_dump(exclude=skip), new.model_dump(exclude=skip))
 
 
@@ -235,6 +252,12 @@ def judge_changes(old: JudgeSpec, new: JudgeSpec) -> list[str]:
         if getattr(old, field) != getattr(new, field):
             changes.append(
                 f"judge.{field} changed ({getattr(old, field)} -> {getattr(new, field)})"
+            )
+    for key in sorted(set(old.embedding_models) & set(new.embedding_models)):
+        if old.embedding_models[key] != new.embedding_models[key]:
+            changes.append(
+                f"the embedding model for {key!r} changed ({old.embedding_models[key]} -> "
+                f"{new.embedding_models[key]})"
             )
     for key in sorted(set(old.models) & set(new.models)):
         if old.models[key] != new.models[key]:

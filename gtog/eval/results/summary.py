@@ -9,7 +9,11 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from gtog.eval.results.records import MethodRecord
+from gtog.eval.results.abstention import AbstentionRules, abstention_summary
+from gtog.eval.results.agreement import metric_agreement
+from gtog.eval.results.attribution import attribution_summary
+from gtog.eval.results.records import COST_FIELDS, Efficiency, MethodRecord, unknown_efficiency
+from gtog.eval.results.spec import AnalysisSpec
 from gtog.eval.results.statistics import (
     holm,
     is_binary,
@@ -17,7 +21,7 @@ from gtog.eval.results.statistics import (
     paired_comparison,
     percentile,
 )
-from gtog.eval.scoring.base import SCORERS, is_binary_metric, uses_llm
+from gtog.eval.scoring.base import is_binary_metric, is_metered
 
 __all__ = [
     "QUESTION_SETS",
@@ -188,6 +192,21 @@ def _cost_total(costs: list[float | None]) -> float | None:
     return math.fsum(c for c in costs if c is not None)
 
 
+def _known(effs: list[Efficiency], attr: str) -> list[float] | None:
+    """Every search's `attr`, or None when any of them does not state it (unknown)."""
+    values = [getattr(e, attr) for e in effs]
+    if any(v is None for v in values):
+        return None
+    return [float(v) for v in values]
+
+
+def _sum(values: list[float] | None) -> int | float | None:
+    if values is None:
+        return None
+    total = math.fsum(values)
+    return int(total) if total.is_integer() else total
+
+
 def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
     """Search cost: averages and p50/p95 over successful searches, totals over every search.
 
@@ -195,15 +214,23 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
     calls and priced into the USD figures. `truncated` counts answers cut at max_tokens.
     A failed search still spent calls, tokens and money before it failed; they are in the
     totals (`failed_llm_calls` says how many calls), so totals are never understated.
+
+    A figure some search does not state (an answers file's line, an HTTP method's reply
+    without usage) is unknown: its averages, percentiles and totals are None, never 0 or
+    a sum over the searches that stated it; `stated[figure]` counts the searches that did,
+    out of `searches`.
     """
     records = list(records)
-    spent = [r.efficiency for r in records if r.efficiency is not None]
-    effs = [r.efficiency for r in records if r.error is None and r.efficiency is not None]
+    # an answer without an efficiency (an answers file's line that states no cost) is
+    # one search whose every figure is unknown
+    effs = [r.efficiency or unknown_efficiency() for r in records if r.error is None]
+    failed = [r.efficiency for r in records if r.error is not None and r.efficiency]
+    spent = effs + failed
 
     def avg(attr: str) -> float | None:
-        return _mean([float(getattr(e, attr)) for e in effs])
+        values = _known(effs, attr)
+        return _mean(values) if values is not None else None
 
-    failed = [r.efficiency for r in records if r.error is not None and r.efficiency]
     out: dict[str, Any] = {
         "avg_latency": avg("latency"),
         "avg_llm_calls": avg("llm_calls"),
@@ -211,22 +238,29 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
         "avg_output_tokens": avg("output_tokens"),
         "avg_queue_wait": _mean([e.queue_wait for e in effs if e.queue_wait is not None]),
         "avg_embedding_calls": avg("embedding_calls"),
-        "total_llm_calls": sum(e.llm_calls for e in spent),
-        "total_prompt_tokens": sum(e.prompt_tokens for e in spent),
-        "total_output_tokens": sum(e.output_tokens for e in spent),
-        "total_embedding_calls": sum(e.embedding_calls for e in spent),
-        "total_embedding_tokens": sum(e.embedding_tokens for e in spent),
-        "failed_llm_calls": sum(e.llm_calls for e in failed),
+        "total_llm_calls": _sum(_known(spent, "llm_calls")),
+        "total_prompt_tokens": _sum(_known(spent, "prompt_tokens")),
+        "total_output_tokens": _sum(_known(spent, "output_tokens")),
+        "total_embedding_calls": _sum(_known(spent, "embedding_calls")),
+        "total_embedding_tokens": _sum(_known(spent, "embedding_tokens")),
+        "failed_llm_calls": _sum(_known(failed, "llm_calls")),
         "truncated": sum(1 for r in records if r.finish_reason == "length"),
         "n": len(effs),
+        "searches": len(spent),
+        "stated": {
+            attr: sum(1 for e in spent if getattr(e, attr) is not None) for attr in COST_FIELDS
+        },
     }
     for attr in ("latency", "llm_calls", "prompt_tokens", "output_tokens"):
-        values = [float(getattr(e, attr)) for e in effs]
-        out[f"p50_{attr}"] = percentile(values, 50)
-        out[f"p95_{attr}"] = percentile(values, 95)
-    tokens = [float(e.prompt_tokens + e.output_tokens) for e in effs]
-    out["p50_tokens"] = percentile(tokens, 50)
-    out["p95_tokens"] = percentile(tokens, 95)
+        values = _known(effs, attr)
+        out[f"p50_{attr}"] = percentile(values, 50) if values is not None else None
+        out[f"p95_{attr}"] = percentile(values, 95) if values is not None else None
+    prompt, output = _known(effs, "prompt_tokens"), _known(effs, "output_tokens")
+    tokens = None
+    if prompt is not None and output is not None:
+        tokens = [p + o for p, o in zip(prompt, output, strict=True)]
+    out["p50_tokens"] = percentile(tokens, 50) if tokens is not None else None
+    out["p95_tokens"] = percentile(tokens, 95) if tokens is not None else None
     answered = _cost_total([e.cost_usd for e in effs])
     out["usd_total"] = _cost_total([e.cost_usd for e in spent])
     out["usd_per_answer"] = answered / len(effs) if answered is not None and effs else None
@@ -234,9 +268,10 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
 
 
 def judge_usage(records: Iterable[MethodRecord]) -> dict[str, Any]:
-    """LLM calls, tokens and USD spent by the LLM judges (per judged answer and in total)."""
+    """LLM calls, tokens and USD spent by the LLM judges and embedding-based metrics (per
+    judged answer and in total)."""
     records = list(records)
-    js = [j for r in records for m, j in r.judgements.items() if uses_llm(m) or m not in SCORERS]
+    js = [j for r in records for m, j in r.judgements.items() if is_metered(m)]
     judged = sum(1 for r in records if r.error is None and r.judgements)
     total = _cost_total([j.cost_usd for j in js])
     return {
@@ -257,11 +292,18 @@ QUESTION_SETS = {
         "as same_questions, but a failed search counts as a wrong answer (score 0)"
     ),
     "comparisons": "each pair over the questions both methods have a score for",
+    "by_method.<m>.answered": (
+        "mean over the answers of that method the judge scored that did not abstain"
+    ),
+    "attribution": "wrong answers (correctness 0) of each method, by where the evidence was",
+    "metric_agreement": "every answer with both a correctness verdict and the metric's score",
 }
 """What question set each kind of mean in the summary covers (written into the summary)."""
 
 
-def _scope(records: list[MethodRecord], methods: list[str], metrics: list[str]) -> dict:
+def _scope(
+    records: list[MethodRecord], methods: list[str], metrics: list[str], rules: AbstentionRules
+) -> dict:
     same = common_means(records, methods, metrics, strict=False)
     strict = common_means(records, methods, metrics, strict=True)
     return {
@@ -269,6 +311,7 @@ def _scope(records: list[MethodRecord], methods: list[str], metrics: list[str]) 
             **group_summary((r for r in records if r.method == m), metrics),
             "same_questions": same[m],
             "strict": strict[m],
+            **abstention_summary((r for r in records if r.method == m), metrics, rules),
         }
         for m in methods
     }
@@ -287,12 +330,19 @@ def _cost(eff: dict[str, Any], usage: dict[str, Any]) -> dict[str, float | None]
 
 
 def summarize(
-    records: list[MethodRecord], methods: list[str], metrics: list[str]
+    records: list[MethodRecord],
+    methods: list[str],
+    metrics: list[str],
+    analysis: AnalysisSpec | None = None,
 ) -> dict[str, Any]:
-    """`by_method`, `by_movie` (per index key), `comparisons`, `efficiency` and `cost`.
+    """`by_method`, `by_movie` (per index key), `comparisons`, `efficiency`, `cost`,
+    `attribution` and `metric_agreement`.
 
-    See `QUESTION_SETS` for which questions each mean covers.
+    See `QUESTION_SETS` for which questions each mean covers; `analysis` sets the
+    abstention rules and the attribution threshold (defaults: the built-in rules, 0.5).
     """
+    analysis = analysis or AnalysisSpec()
+    rules = AbstentionRules(tuple(analysis.abstention_patterns), analysis.abstention_builtin)
     present = [m for m in methods if any(r.method == m for r in records)]
     keys = sorted({r.index_key for r in records})
     per_key = {k: [r for r in records if r.index_key == k] for k in keys}
@@ -300,11 +350,13 @@ def summarize(
     usage = {m: judge_usage(r for r in records if r.method == m) for m in present}
     return {
         "question_sets": QUESTION_SETS,
-        "by_method": _scope(records, present, metrics),
-        "by_movie": {k: _scope(per_key[k], present, metrics) for k in keys},
+        "by_method": _scope(records, present, metrics, rules),
+        "by_movie": {k: _scope(per_key[k], present, metrics, rules) for k in keys},
         "comparisons": comparisons(records, present, metrics),
         "comparisons_by_movie": {k: comparisons(per_key[k], present, metrics) for k in keys},
         "efficiency": efficiency,
         "judge_usage": usage,
         "cost": {m: _cost(efficiency[m], usage[m]) for m in present},
+        "attribution": attribution_summary(records, present, analysis.evidence_threshold),
+        "metric_agreement": metric_agreement(records, metrics),
     }

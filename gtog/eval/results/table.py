@@ -16,7 +16,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["ALPHA", "print_summary", "status_line", "summary_table"]
+from gtog.eval.results.why import why_table
+
+__all__ = ["ALPHA", "print_summary", "status_line", "summary_table", "unknown_costs"]
 
 
 _SHORT = {
@@ -26,6 +28,8 @@ _SHORT = {
     "completeness": "complete",
     "token_recall": "tok recall",
     "evidence_recall": "evid recall",
+    "exact_match": "exact",
+    "answer_similarity": "similarity",
 }
 
 ALPHA = 0.05
@@ -143,6 +147,38 @@ def _costs(summary: dict[str, Any]) -> Table:
     return table
 
 
+_FIGURES = {
+    "latency": "latency",
+    "llm_calls": "LLM calls",
+    "prompt_tokens": "prompt tokens",
+    "output_tokens": "output tokens",
+    "cost_usd": "cost",
+}
+
+
+def unknown_costs(summary: dict[str, Any]) -> list[str]:
+    """One line per method whose searches did not all state their cost (an answers file's
+    lines, an HTTP method's replies): `mine: stated by 1 of 3 searches: LLM calls, ...`.
+
+    (A model without a price alone is the table's own footnote.)
+    """
+    out = []
+    for method, eff in (summary.get("efficiency") or {}).items():
+        stated, searches = eff.get("stated") or {}, eff.get("searches") or 0
+        short = {f: stated[f] for f in _FIGURES if f in stated and stated[f] < searches}
+        if not short or set(short) == {"cost_usd"}:
+            continue
+        by_count: dict[int, list[str]] = {}
+        for f, k in short.items():
+            by_count.setdefault(k, []).append(_FIGURES[f])
+        parts = "; ".join(
+            f"{', '.join(labels)} stated by {k} of {searches} searches"
+            for k, labels in sorted(by_count.items())
+        )
+        out.append(f"{method}: {parts}: unknown (-), not 0")
+    return out
+
+
 def _pairwise(summary: dict[str, Any]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
     for col, justify in (
@@ -223,10 +259,11 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
     parts.append(
         Text(
             "errors = failed searches + failed judge calls; $/answer = search + judging "
-            "(- when a model has no price).",
+            "(- when a model has no price or a search did not state its cost).",
             style="dim",
         )
     )
+    parts += [Text(line, style="yellow") for line in unknown_costs(summary)]
     if summary.get("pairwise"):
         parts.append(Text("head to head (pairwise judge)", style="bold"))
         parts.append(_pairwise(summary))
@@ -238,6 +275,9 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
             )
         )
     parts += [Text(note, style="bold yellow") for note in _aa_notes(summary)]
+    why = why_table(summary)
+    if why is not None:
+        parts.append(why)
     return Group(*parts)
 
 

@@ -69,6 +69,9 @@ def _method_entry(
         entry["stale"] = "not judged by the current judge: left out of the scores"
     if judge_errors:
         entry["judge_errors"] = judge_errors
+    if r.exploration is not None:
+        entry["exploration"] = r.exploration
+        entry["paths"] = r.paths
     if keep_intermediate:
         entry["context_text"] = r.context_text
         entry["sources"] = r.sources
@@ -159,9 +162,9 @@ def qa_responses(records: Iterable[MethodRecord], method: str) -> list[dict[str,
                 question_id=r.qid,
                 answer=r.response,
                 error=r.error,
-                input_tokens=eff.prompt_tokens if eff else 0,
-                output_tokens=eff.output_tokens if eff else 0,
-                elapsed_sec=eff.latency if eff else 0.0,
+                input_tokens=eff.prompt_tokens if eff else None,
+                output_tokens=eff.output_tokens if eff else None,
+                elapsed_sec=eff.latency if eff else None,
                 retrieved=r.sources,
                 query=r.question,
             )
@@ -222,7 +225,10 @@ def result_views(
     detailed = detailed_results(
         records, methods, metadata, keep_intermediate=keep_intermediate, spec=spec, pairs=pairs
     )
-    summary = {"metadata": metadata, **summarize(currency.records, methods, spec.judge.metrics)}
+    summary = {
+        "metadata": metadata,
+        **summarize(currency.records, methods, spec.judge.metrics, spec.analysis),
+    }
     if spec.group_by:
         summary["by_group"] = by_group(currency.records, methods, spec.judge.metrics, spec.group_by)
     if spec.pairwise is not None:

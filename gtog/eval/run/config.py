@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -9,12 +10,17 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gtog.errors import InputError
+from gtog.eval.run.answers import AnswersFile
 from gtog.eval.scoring import ALL_METRICS, SCORERS
 from gtog.eval.scoring.pairwise import CRITERIA, DEFAULT_CRITERIA
+from gtog.search.endpoints import HttpEndpoint
 
 __all__ = [
     "ALL_METRICS",
     "DEFAULT_RESPONSE_TYPE",
+    "NAME_PATTERN",
+    "AbstentionConfig",
+    "AttributionConfig",
     "DatasetConfig",
     "EvalConfig",
     "JudgeConfig",
@@ -25,6 +31,20 @@ __all__ = [
 ]
 
 DEFAULT_RESPONSE_TYPE = "Single Paragraph"
+
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
+"""A method's, variant's, answers file's or HTTP method's name: it becomes part of file
+names (`qa/responses_<name>.json`)."""
+
+
+def check_name(name: str) -> str:
+    """`name` when it is a valid method name, else ValueError saying what is allowed."""
+    if not NAME_PATTERN.fullmatch(name):
+        raise ValueError(
+            f"{name!r} is not a usable name: use letters, digits, '_', '.' and '-' only "
+            "(it becomes part of file names)"
+        )
+    return name
 
 
 class _Strict(BaseModel):
@@ -135,6 +155,33 @@ class TimeoutsConfig(_Strict):
     judge: float = Field(default=180.0, gt=0)
 
 
+class AbstentionConfig(_Strict):
+    """What counts as an answer that declines (gtog.eval.results.abstention)."""
+
+    patterns: list[str] = Field(default_factory=list)
+    """Regular expressions of your own, searched case-insensitively in an answer's first
+    sentence: a match is an abstention."""
+    builtin: bool = True
+    """Also use the built-in placeholders and decline patterns."""
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
+        return value
+
+
+class AttributionConfig(_Strict):
+    """Failure attribution (gtog.eval.results.attribution)."""
+
+    evidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    """evidence_recall at or above this: the gold evidence was in what the method found."""
+
+
 class EvalConfig(_Strict):
     """The whole evaluation config."""
 
@@ -160,16 +207,39 @@ class EvalConfig(_Strict):
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """name -> {method: <method>, <its settings block>: {...}, response_type: ...}: a
     configuration compared as if it were a method (list its name under `methods`)."""
-    answers: dict[str, str] = Field(default_factory=dict)
-    """name -> JSONL file of answers made elsewhere: a method whose answers are read."""
+    answers: dict[str, AnswersFile] = Field(default_factory=dict)
+    """name -> a file of answers made elsewhere (gtog's JSON lines), or `{path, format,
+    fields}` for other benchmarks' files: a method whose answers are read."""
+    http_methods: dict[str, HttpEndpoint] = Field(default_factory=dict)
+    """name -> an endpoint of a running service that answers each question (see
+    `gtog.search.http`): a method whose answers are asked for."""
     response_type: str | dict[str, str] = DEFAULT_RESPONSE_TYPE
     """One answer format for every method, or one per method ({tog: ..., local: ...})."""
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
     pairwise: PairwiseConfig | None = None
     """Head-to-head judging of each pair of methods (off when absent)."""
+    abstention: AbstentionConfig = Field(default_factory=AbstentionConfig)
+    """Which answers count as declining (abstention rate, accuracy over the answered)."""
+    attribution: AttributionConfig = Field(default_factory=AttributionConfig)
+    """When a wrong answer counts as a retrieval or a generation failure."""
     truncated_answers: Literal["error", "score"] = "error"
     """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
     record and the summary still mark it `truncated`)."""
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _answer_paths(cls, value: Any) -> Any:
+        """`{name: path}` (gtog's own format) is `{name: {path: path}}`."""
+        if isinstance(value, dict):
+            return {k: {"path": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @field_validator("variants", "answers", "http_methods")
+    @classmethod
+    def _names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            check_name(name)
+        return value
 
     @field_validator("metrics")
     @classmethod
@@ -215,4 +285,5 @@ def load_eval_config(path: Path) -> EvalConfig:
             raise InputError(f"{path}: unknown key {field!r}") from None
         if err["type"] == "missing":
             raise InputError(f"{path}: missing required key {field!r}") from None
-        raise InputError(f"{path}: {field}: {err['msg']}") from None
+        message = str(err["msg"]).removeprefix("Value error, ")
+        raise InputError(f"{path}: {field}: {message}") from None

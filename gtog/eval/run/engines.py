@@ -44,6 +44,11 @@ class Engines:
         for method in methods:
             plan = self._run.run_methods[method]
             try:
+                if plan.http is not None:
+                    from gtog.search.http import build_http_engine
+
+                    out[method] = build_http_engine(method, plan.http, key, project)
+                    continue
                 out[method] = await plan.entry.build(project, plan.options)
             except Exception as exc:  # recorded per question; the run goes on
                 logger.exception("could not build the %s engine for %s", method, key)

@@ -9,12 +9,22 @@ from gtog.errors import InputError
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.scoring import PromptSet, ScoringSetup, load_prompts
 from gtog.eval.scoring.pairwise import load_pairwise_prompt
-from gtog.llm import ChatModel, chat_model_from_config
+from gtog.llm import ChatModel, EmbeddingModel, chat_model_from_config, embedding_model_from_config
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
-__all__ = ["judge_prompts", "load_judge_model", "pairwise_prompt", "scoring_setup"]
+__all__ = [
+    "EMBEDDING_METRICS",
+    "judge_prompts",
+    "load_judge_embedder",
+    "load_judge_model",
+    "pairwise_prompt",
+    "scoring_setup",
+]
+
+EMBEDDING_METRICS = frozenset({"answer_similarity"})
+"""Metrics that embed texts with the index's embedding model."""
 
 
 def load_judge_model(config: EvalConfig, graphrag: GraphRagConfig, settings: Path) -> ChatModel:
@@ -25,6 +35,22 @@ def load_judge_model(config: EvalConfig, graphrag: GraphRagConfig, settings: Pat
             f"{settings}: judge.model {judge_id!r} is not a model id under completion_models"
         )
     return chat_model_from_config(graphrag, judge_id)
+
+
+def load_judge_embedder(
+    config: EvalConfig, graphrag: GraphRagConfig, settings: Path
+) -> EmbeddingModel | None:
+    """The index's embedding model (`local_search.embedding_model_id`) when a metric of
+    the run embeds texts, else None."""
+    if not EMBEDDING_METRICS & set(config.metrics):
+        return None
+    model_id = graphrag.local_search.embedding_model_id
+    if model_id not in graphrag.embedding_models:
+        raise InputError(
+            f"{settings}: local_search.embedding_model_id {model_id!r} is not a model id under "
+            "embedding_models (answer_similarity needs it)"
+        )
+    return embedding_model_from_config(graphrag, model_id)
 
 
 def _prompts_dir(root: Path, config: EvalConfig, config_path: Path) -> Path | None:
@@ -46,7 +72,12 @@ def pairwise_prompt(root: Path, config: EvalConfig, config_path: Path) -> str:
     return load_pairwise_prompt(_prompts_dir(root, config, config_path))
 
 
-def scoring_setup(config: EvalConfig, model: ChatModel | None, prompts: PromptSet) -> ScoringSetup:
+def scoring_setup(
+    config: EvalConfig,
+    model: ChatModel | None,
+    prompts: PromptSet,
+    embedder: EmbeddingModel | None = None,
+) -> ScoringSetup:
     """What the run's scorers use on one index."""
     jc = config.judge
     return ScoringSetup(
@@ -57,4 +88,5 @@ def scoring_setup(config: EvalConfig, model: ChatModel | None, prompts: PromptSe
         structured_output=jc.structured_output,
         trials=jc.trials,
         timeout=config.timeouts.judge,
+        embedder=embedder,
     )

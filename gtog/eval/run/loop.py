@@ -23,7 +23,7 @@ from gtog.errors import FatalRunError, describe_exception
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.currency import searched_elsewhere
 from gtog.eval.results.errors import error_kind
-from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord
+from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord, unknown_efficiency
 from gtog.eval.results.spec import CHECKPOINT_NAME
 from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.checkpoint import Checkpoint
@@ -31,13 +31,16 @@ from gtog.eval.run.engines import Engines
 from gtog.eval.run.guard import Guard, parse_budget
 from gtog.eval.run.outputs import write_results
 from gtog.eval.run.pairwise import PairQueue
-from gtog.eval.run.preparation import prepare
+from gtog.eval.run.preparation import check_vector_sizes, prepare
 from gtog.eval.run.schedule import IndexSchedule
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import Judgement, score_answer
 from gtog.eval.scoring.pairwise import PairJudgement
 from gtog.llm import CUT_REASONS, fatal_reason, run_sync
+from gtog.llm.ahead import embeddings_ahead
 from gtog.search import SearchEngine, SearchFailed, context_threads, retrieved_sources, run_search
+from gtog.search.endpoints import USAGE_FIELDS
+from gtog.search.http import HttpEngine
 
 __all__ = ["ProgressHook", "run_evaluation", "run_evaluation_async"]
 
@@ -62,18 +65,25 @@ def _read_answer(run: EvalRun, item: QAItem, record: MethodRecord, book: AnswerB
         record.error_kind = "no answer"
         return None
     record.response = line.answer
-    counts = (line.latency, line.llm_calls, line.prompt_tokens, line.output_tokens)
-    if None not in counts:  # a cost the file does not state is unknown, never 0
-        record.efficiency = Efficiency(
-            latency=line.latency,
-            llm_calls=line.llm_calls,
-            prompt_tokens=line.prompt_tokens,
-            output_tokens=line.output_tokens,
-            cost_usd=line.cost_usd,
-        )
+    # what the line does not state is unknown (None), never 0
+    record.efficiency = unknown_efficiency(line.latency).model_copy(
+        update={
+            "llm_calls": line.llm_calls,
+            "prompt_tokens": line.prompt_tokens,
+            "output_tokens": line.output_tokens,
+            "cost_usd": line.cost_usd,
+        }
+    )
     if run.config.output.save_intermediate:
         record.context_text = line.context
     return line.context
+
+
+def _stated_efficiency(seconds: float, result: Any = None) -> Efficiency:
+    """An HTTP method's cost: the latency gtog measured, and what its reply stated."""
+    stated = getattr(result, "stated", None)
+    update = {f: getattr(stated, f) for f in USAGE_FIELDS} if stated is not None else {}
+    return unknown_efficiency(seconds).model_copy(update=update)
 
 
 async def _search(
@@ -88,22 +98,34 @@ async def _search(
         record.error = f"could not build the {record.method} engine: {describe_exception(engine)}"
         record.error_kind = "engine"
         return None
+    http = isinstance(engine, HttpEngine)
     try:
-        outcome = await run_search(engine, item.question, timeout=run.config.timeouts.search)
+        outcome = await run_search(
+            engine, item.question, timeout=run.config.timeouts.search, question_id=item.qid
+        )
     except SearchFailed as failed:
         record.error = str(failed)
         record.error_kind = error_kind(str(failed), _cause(failed))
-        record.efficiency = _efficiency(failed.usage, failed.seconds)
+        record.efficiency = (
+            _stated_efficiency(failed.seconds)
+            if http
+            else _efficiency(failed.usage, failed.seconds)
+        )
         return None
     result = outcome.result
     record.response = result.response if isinstance(result.response, str) else str(result.response)
-    record.efficiency = _efficiency(outcome.usage, outcome.seconds, result)
+    record.efficiency = (
+        _stated_efficiency(outcome.seconds, result)
+        if http
+        else _efficiency(outcome.usage, outcome.seconds, result)
+    )
     if outcome.cut is not None:
         record.finish_reason = outcome.cut
         if run.config.truncated_answers == "error":  # kept, but never judged as an answer
             record.error = f"answer {CUT_REASONS[outcome.cut]} (finish_reason: {outcome.cut})"
             record.error_kind = "truncated"
             return None
+    _record_exploration(record, result.context_data)
     context = _context_str(result.context_text)
     if run.config.output.save_intermediate:
         record.context_text = context
@@ -111,10 +133,23 @@ async def _search(
     return context
 
 
+def _record_exploration(record: MethodRecord, context_data: Any) -> None:
+    """ToG's exploration tree and evidence paths (kept whatever save_intermediate says:
+    they are small, and failure attribution reads them)."""
+    from gtog.tog.trace import exploration_json
+
+    tree = exploration_json(context_data)
+    if tree is not None:
+        record.exploration, record.paths = tree
+
+
 def _cause(failed: SearchFailed) -> str | None:
-    """The exception type behind a failed search (None: the message says what it was)."""
+    """The kind a failed search's cause names (an HTTP method's `http 500`), else the
+    cause's class; None without a cause (then the classifier reads the message)."""
     cause = failed.__cause__
-    return type(cause).__name__ if cause is not None else None
+    if cause is None:
+        return None
+    return str(getattr(cause, "error_kind", None) or type(cause).__name__)
 
 
 def _efficiency(usage: Any, seconds: float, result: Any = None) -> Efficiency:
@@ -213,6 +248,7 @@ async def run_evaluation_async(
     each record that lands (answers and comparisons). Raises `FatalRunError` (after the
     finished records are safe on disk) when the run must stop; `run.stopped` says why.
     """
+    await check_vector_sizes(run)  # (done by the caller already, as a rule: then a no-op)
     path = run.output_dir / CHECKPOINT_NAME
     if run.mode in ("resume", "rescore", "complete"):
         checkpoint = Checkpoint.reopen(path, run.intact_bytes, run.spec)
@@ -278,7 +314,7 @@ async def run_evaluation_async(
 
     run.status = "interrupted"  # until the loop ends: Ctrl-C, a crash or a cancel
     try:
-        with _run_environment(loop, concurrency), context_threads():
+        with _run_environment(loop, concurrency), context_threads(), embeddings_ahead(run.ahead):
             async with asyncio.TaskGroup() as group:
                 group_of.append(group)
                 for r in list(kept):
@@ -297,6 +333,8 @@ async def run_evaluation_async(
     finally:
         engines.close()
         checkpoint.close()
+        if run.ahead:
+            logger.info("%d preflight embedding(s) taken by no search", len(run.ahead))
         old = {r.key for r in kept}
         run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
         run.pairs_done = list(pairs_kept.values())
@@ -365,6 +403,7 @@ def run_evaluation(options: EvalOptions, on_record: ProgressHook | None = None) 
     run = prepare(options)
     try:
         if run.mode != "complete":
+            run_sync(check_vector_sizes(run))
             try:
                 run_sync(run_evaluation_async(run, on_record))
             finally:

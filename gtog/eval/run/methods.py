@@ -1,22 +1,45 @@
-"""The methods of a run: registry methods, named variants of them, and answers files.
+"""The methods of a run: registry methods, named variants of them, answers files and
+HTTP methods.
 
 A name under `methods` is a registry method (`tog`, `local`, ...), a variant (`variants:
-{tog_narrow: {method: tog, tog_search: {width: 1}}}`) or an answers file (`answers:
-{mine: mine.jsonl}`). Each resolves to a `RunMethod`: the engine options of its registry
-method, or the file its answers are read from.
+{tog_narrow: {method: tog, tog_search: {width: 1}}}`), an answers file (`answers:
+{mine: mine.jsonl}`) or an HTTP method (`http_methods: {my_agent: {url: ...}}`). Each
+resolves to a `RunMethod`: the engine options of its registry method, the file its answers
+are read from, or the endpoint it asks.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gtog.errors import InputError
-from gtog.eval.run.config import EvalConfig
+from gtog.eval.run.answers import AnswersFile
+from gtog.eval.run.config import EvalConfig, check_name
 from gtog.search import METHODS, Method, load_plugin_methods, method_entry
+from gtog.search.endpoints import HttpEndpoint
 
-__all__ = ["RunMethod", "resolve_methods"]
+__all__ = ["AnswersSource", "RunMethod", "resolve_methods"]
+
+
+@dataclass(frozen=True)
+class AnswersSource:
+    """An answers file and how to read it."""
+
+    path: Path
+    how: AnswersFile = field(default_factory=lambda: AnswersFile(path=""))
+
+    def spec(self) -> dict[str, str]:
+        """What the answers depend on (format and fields only when not gtog's own)."""
+        from gtog.eval.run.answers import file_hash
+
+        out = {"answers": str(self.path), "hash": file_hash(self.path)}
+        if self.how.format != "gtog" or self.how.fields:
+            out.update(format=self.how.format, fields=dict(sorted(self.how.fields.items())))
+        return out
+
 
 _VARIANT_KEYS = frozenset({"method", "response_type"})
 
@@ -30,7 +53,14 @@ class RunMethod:
     """The registry method it searches with (None: answers read from `answers`)."""
     options: dict[str, Any] = field(default_factory=dict)
     """What the registry method's builder gets (response type, settings overrides)."""
-    answers: Path | None = None
+    answers: AnswersSource | None = None
+    http: HttpEndpoint | None = None
+    """The endpoint an HTTP method asks (None: not an HTTP method)."""
+
+    @property
+    def reads_index(self) -> bool:
+        """Whether its answers come from the index (not from a file or a service)."""
+        return self.base is not None
 
     @property
     def entry(self) -> Method:
@@ -40,7 +70,16 @@ class RunMethod:
 
 
 def _choices(config: EvalConfig) -> str:
-    return ", ".join([*METHODS, *config.variants, *config.answers])
+    return ", ".join([*METHODS, *config.variants, *config.answers, *config.http_methods])
+
+
+def _answers(name: str, config: EvalConfig, config_path: Path, root: Path) -> AnswersSource:
+    how = config.answers[name]
+    path = Path(how.path)
+    path = path if path.is_absolute() else root / path
+    if not path.is_file():
+        raise InputError(f"{config_path}: answers.{name}: {path} not found")
+    return AnswersSource(path, how)
 
 
 def _overrides(config: EvalConfig, entry: Method, extra: dict[str, Any]) -> dict[str, Any]:
@@ -76,20 +115,34 @@ def resolve_methods(
 ) -> dict[str, RunMethod]:
     """Each of `names` resolved and checked; InputError names the file and key at fault."""
     load_plugin_methods()
-    for name in [*config.variants, *config.answers]:
-        if name in METHODS:
-            raise InputError(f"{config_path}: {name!r} is a built-in method; name it otherwise")
-    both = set(config.variants) & set(config.answers)
-    if both:
-        raise InputError(f"{config_path}: {sorted(both)[0]!r} is both a variant and answers")
+    blocks = {"variants": config.variants, "answers": config.answers}
+    blocks["http_methods"] = config.http_methods
+    seen: dict[str, str] = {}
+    for block, entries in blocks.items():
+        for name in entries:
+            if name in METHODS:
+                raise InputError(
+                    f"{config_path}: {block}.{name}: {name!r} is a built-in method; name it "
+                    "otherwise"
+                )
+            if name in seen:
+                raise InputError(
+                    f"{config_path}: {block}.{name}: {name!r} is also in {seen[name]}; "
+                    "one name, one method"
+                )
+            seen[name] = block
     out: dict[str, RunMethod] = {}
     for name in names:
+        try:
+            check_name(name)
+        except ValueError as exc:
+            raise InputError(f"{source}: {exc}") from None
         if name in config.answers:
-            path = Path(config.answers[name])
-            path = path if path.is_absolute() else root / path
-            if not path.is_file():
-                raise InputError(f"{config_path}: answers.{name}: {path} not found")
-            out[name] = RunMethod(name, None, answers=path)
+            out[name] = RunMethod(name, None, answers=_answers(name, config, config_path, root))
+        elif name in config.http_methods:
+            endpoint = config.http_methods[name]
+            endpoint.expanded_headers(os.environ, f"{config_path}: http_methods.{name}")
+            out[name] = RunMethod(name, None, http=endpoint)
         elif name in config.variants:
             out[name] = _variant(name, config.variants[name], config, config_path)
         elif name in METHODS:

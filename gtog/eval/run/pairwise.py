@@ -33,7 +33,7 @@ def _pairs(config: EvalConfig, config_path: Path, methods: list[str]) -> list[tu
     if config.pairwise.pairs == "all":
         pairs = list(combinations(methods, 2))
     else:
-        known = {*config.methods, *config.variants, *config.answers, *methods}
+        known = {*config.methods, *config.variants, *config.answers, *config.http_methods, *methods}
         pairs = []
         for a, b in config.pairwise.pairs:
             for m in (a, b):

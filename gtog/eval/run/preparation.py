@@ -23,10 +23,15 @@ from gtog.eval.results.spec import (
     search_changes,
     spec_changes,
 )
-from gtog.eval.run.answers import load_answers
+from gtog.eval.run.answers import GROUP_FIELD, AnswerBook, load_answers
 from gtog.eval.run.config import EvalConfig, load_eval_config
 from gtog.eval.run.guard import parse_budget
-from gtog.eval.run.judging import judge_prompts, load_judge_model, scoring_setup
+from gtog.eval.run.judging import (
+    judge_prompts,
+    load_judge_embedder,
+    load_judge_model,
+    scoring_setup,
+)
 from gtog.eval.run.lock import OutputLock
 from gtog.eval.run.methods import RunMethod, resolve_methods
 from gtog.eval.run.pairwise import plan_pairwise
@@ -37,9 +42,15 @@ from gtog.eval.scoring import build_scorers
 from gtog.project import Project, load_project
 from gtog.redact import Redactor
 from gtog.search import METHODS
-from gtog.search.preflight import index_problems
+from gtog.search.preflight import (
+    QUESTION_EMBEDDERS,
+    VECTORS_READ,
+    VectorUse,
+    index_problems,
+    vector_size_problems,
+)
 
-__all__ = ["prepare"]
+__all__ = ["check_vector_sizes", "prepare"]
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -62,7 +73,7 @@ def _select_methods(
 ) -> dict[str, RunMethod]:
     methods = _split(options.methods) or list(dict.fromkeys(config.methods))
     source = "--methods" if options.methods else f"{config_path}: methods"
-    known = [*METHODS, *config.variants, *config.answers]
+    known = [*METHODS, *config.variants, *config.answers, *config.http_methods]
     if isinstance(config.response_type, dict):
         for m in config.response_type:
             if m not in known:
@@ -101,6 +112,24 @@ def _select_items(
     return kept, selected
 
 
+def _question_types(answers: dict[str, AnswerBook]) -> dict[tuple[str, str], str]:
+    """(index key, question id) -> the question type an answers file states (the first
+    file's, in the config's order)."""
+    out: dict[tuple[str, str], str] = {}
+    for book in answers.values():
+        for key, value in book.groups().items():
+            out.setdefault(key, value)
+    return out
+
+
+def _typed(item: QAItem, types: dict[tuple[str, str], str]) -> QAItem:
+    """`item` in the group its answers file gives it (the dataset's own label wins)."""
+    value = types.get((item.index_key, item.qid))
+    if value is None or GROUP_FIELD in item.groups:
+        return item
+    return item.model_copy(update={"groups": {**item.groups, GROUP_FIELD: value}})
+
+
 def _load_projects(
     root: Path, config: EvalConfig, keys: list[str], options: EvalOptions
 ) -> dict[str, Project]:
@@ -124,19 +153,56 @@ def _check_indexes(run: EvalRun) -> None:
     """Every (index, method) still to search can be read: else one line each, before any
     question (table schemas and vector tables only; no index is loaded)."""
     lines = []
-    slots = dict.fromkeys((q.index_key, m) for q, m in run.todo if m not in run.answers)
+    slots = dict.fromkeys((q.index_key, m) for q, m in run.todo if run.run_methods[m].reads_index)
     for key, method in sorted(slots):
         project = run.projects[key]
-        base = run.run_methods[method].base or method
+        base = run.run_methods[method].base
+        assert base is not None
         for problem in index_problems(project, base):
             lines.append(f"{_index_label(key, project)}: {method}: {problem}")
     if lines:
         raise InputError("\n".join(lines))
 
 
+async def check_vector_sizes(run: EvalRun) -> None:
+    """Every vector table the run's searches read holds vectors of the size their embedding
+    model returns: else one line each (InputError), before any question.
+
+    The one preparation step that calls a model (after the reachability check): one
+    embedding per embedding model, of the first question the run searches with it, kept in
+    `run.ahead` for that search to take (see `gtog.search.preflight`). Done once per run.
+    """
+    if run.ahead is not None:
+        return
+    # (index, embedding model) -> its methods, and its first question: of a method that
+    # embeds the question itself (True) where there is one, so that it takes the embedding
+    slots: dict[tuple[str, str], tuple[list[str], dict[bool, QAItem]]] = {}
+    for item, method in run.todo:
+        base = run.run_methods[method].base or method
+        if method in run.answers or base not in VECTORS_READ:
+            continue
+        settings = run.spec.method_settings.get(method, {}).get(item.index_key, {})
+        model_id = (settings.get("embedding") or {}).get("id")
+        if model_id is None:
+            continue
+        methods, first = slots.setdefault((item.index_key, model_id), ([], {}))
+        if base not in methods:
+            methods.append(base)
+        first.setdefault(base in QUESTION_EMBEDDERS, item)
+    uses = []
+    for (key, model_id), (methods, first) in slots.items():
+        project = run.projects[key]
+        question = (first.get(True) or first[False]).question
+        label = _index_label(key, project)
+        uses.append(VectorUse(label, project, model_id, tuple(methods), question))
+    lines, run.ahead = await vector_size_problems(uses)
+    if lines:
+        raise InputError("\n".join(lines))
+
+
 def _index_notes(run: EvalRun) -> None:
     """One line per index read in an older graphrag layout (what was adapted)."""
-    keys = dict.fromkeys(q.index_key for q, m in run.todo if m not in run.answers)
+    keys = dict.fromkeys(q.index_key for q, m in run.todo if run.run_methods[m].reads_index)
     for key in keys:
         project = run.projects[key]
         note = project.compat.note(_index_label(key, project))
@@ -144,8 +210,13 @@ def _index_notes(run: EvalRun) -> None:
             run.dataset_warnings.append(note)
 
 
-def _secrets(projects: dict[str, Project]) -> list[str]:
-    keys: list[str] = []
+def _secrets(projects: dict[str, Project], methods: dict[str, RunMethod]) -> list[str]:
+    keys: list[str] = [
+        os.environ.get(var, "")
+        for m in methods.values()
+        if m.http is not None
+        for var in m.http.variables()
+    ]
     for project in projects.values():
         for models in (project.config.completion_models, project.config.embedding_models):
             keys += [m.api_key for m in models.values() if m.api_key]
@@ -255,11 +326,15 @@ def prepare(options: EvalOptions) -> EvalRun:
     items, keys = _select_items(options, config, config_path, dataset_path, all_items)
     projects = _load_projects(root, config, keys, options)
     judges = {k: load_judge_model(config, p.config, p.settings_path) for k, p in projects.items()}
+    embedders = {
+        k: load_judge_embedder(config, p.config, p.settings_path) for k, p in projects.items()
+    }
     prompts = judge_prompts(root, config, config_path)
     parts = {
         "projects": projects,
         "methods": run_methods,
         "judges": judges,
+        "embedders": embedders,
         "all_items": all_items,
         "config_path": config_path,
         "dataset_path": dataset_path,
@@ -278,11 +353,16 @@ def prepare(options: EvalOptions) -> EvalRun:
                 f"{book.path}: {book.unmatched} answer(s) match no question of the dataset "
                 f"(method {name!r}); they are left out"
             )
+    group_by = list(config.dataset.group_by)
+    types = _question_types(answers)
+    if types:
+        items = [_typed(i, types) for i in items]
+        group_by += [GROUP_FIELD] if GROUP_FIELD not in group_by else []
     spec = build_spec(parts, options, config)
     spec.pairwise, pair_scorers = plan_pairwise(
         root, config, config_path, methods, judges, options.skip_judges
     )
-    spec.group_by = list(config.dataset.group_by)
+    spec.group_by = group_by
     if config.pairwise is not None and config.pairwise.trials > 1 and config.judge.temperature == 0:
         dataset.warnings.append(
             f"{config_path}: pairwise.trials: {config.pairwise.trials} trials per order at "
@@ -303,13 +383,13 @@ def prepare(options: EvalOptions) -> EvalRun:
         judges=judges,
         prompts=prompts,
         scorers={
-            k: build_scorers(list(config.metrics), scoring_setup(config, j, prompts))
+            k: build_scorers(list(config.metrics), scoring_setup(config, j, prompts, embedders[k]))
             for k, j in judges.items()
         },
         pair_scorers=pair_scorers,
         output_dir=output_dir,
         spec=spec,
-        redactor=Redactor(_secrets(projects)),
+        redactor=Redactor(_secrets(projects, run_methods)),
         dataset_warnings=dataset.warnings,
     )
     run.spec.pairs = len(run.pairs)

@@ -9,23 +9,25 @@ from typing import TYPE_CHECKING, Any
 
 import gtog
 from gtog.eval.dataset import QAItem, dataset_fingerprint
-from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, stable_hash
-from gtog.eval.run.answers import file_hash
+from gtog.eval.results.spec import AnalysisSpec, DatasetSpec, EvalSpec, JudgeSpec, stable_hash
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.run.methods import RunMethod
 from gtog.eval.run.state import EvalOptions
 
 if TYPE_CHECKING:
-    from gtog.llm import ChatModel
+    from gtog.llm import ChatModel, EmbeddingModel
     from gtog.project import Project
 
 __all__ = ["build_spec", "index_hash", "method_settings"]
 
 
 def method_settings(method: RunMethod, project: Project) -> dict[str, Any]:
-    """What `method`'s answers on `project` depend on (for an answers file: its content)."""
+    """What `method`'s answers on `project` depend on (for an answers file: its content;
+    for an HTTP method: its url, body and paths, never its headers)."""
     if method.answers is not None:
-        return {"answers": str(method.answers), "hash": file_hash(method.answers)}
+        return method.answers.spec()
+    if method.http is not None:
+        return {"http": method.http.spec()}
     settings = method.entry.settings(project, method.options)
     if project.compat.adapted:  # an older graphrag's index, read in memory: say how
         settings = {**settings, "index_layout": project.compat.describe()}
@@ -52,6 +54,7 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
     projects: dict[str, Project] = run_parts["projects"]
     methods: dict[str, RunMethod] = run_parts["methods"]
     judges: dict[str, ChatModel] = run_parts["judges"]
+    embedders: dict[str, EmbeddingModel | None] = run_parts.get("embedders") or {}
     all_items: list[QAItem] = run_parts["all_items"]
     jc = config.judge
     return EvalSpec(
@@ -71,8 +74,18 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             for name, m in methods.items()
         },
         indexes={k: index_hash(p) for k, p in projects.items()},
+        analysis=AnalysisSpec(
+            abstention_patterns=list(config.abstention.patterns),
+            abstention_builtin=config.abstention.builtin,
+            evidence_threshold=config.attribution.evidence_threshold,
+        ),
         judge=JudgeSpec(
             models={k: f"{j.name}@T{jc.temperature:g}" for k, j in judges.items()},
+            embedding_models={
+                k: f"{e.config.model_provider}/{e.config.model}"
+                for k, e in embedders.items()
+                if e is not None
+            },
             temperature=jc.temperature,
             max_tokens=jc.max_tokens,
             structured_output=jc.structured_output,

@@ -21,6 +21,7 @@ from gtog.redact import Redactor
 
 if TYPE_CHECKING:
     from gtog.llm import ChatModel
+    from gtog.llm.ahead import EmbeddingsAhead
     from gtog.project import Project
 
 __all__ = ["EvalOptions", "EvalRun"]
@@ -89,6 +90,8 @@ class EvalRun:
     None before it ran."""
     dataset_warnings: list[str] = field(default_factory=list)
     """One-line notes on the dataset (repeated questions, skipped files) for the caller."""
+    ahead: EmbeddingsAhead | None = None
+    """The vector-size check's embeddings, for the searches to take (None: not checked)."""
 
     @property
     def pairs(self) -> list[tuple[QAItem, str]]:

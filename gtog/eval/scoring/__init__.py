@@ -2,7 +2,8 @@
 
 A scorer reads a question, an answer and the context the method answered from, and gives a
 `Judgement` (a score, or an error: unscored). The four LLM judges (`judges`) and the
-LLM-free `token_recall` and `evidence_recall` (`lexical`) are registered here; a run builds
+LLM-free `token_recall` and `evidence_recall` (`lexical`) and the reference metrics `exact_match`,
+`f1`, `rouge_l` and `answer_similarity` (`reference`) are registered here; a run builds
 the configured scorers per index from a `ScoringSetup` and runs them (`score_answer`).
 Head-to-head judging fits as a `PairScorer`. Add a metric with `register_scorer`.
 """
@@ -15,6 +16,7 @@ from gtog.eval.scoring.base import (
     ScorerBase,
     ScoringSetup,
     is_binary_metric,
+    is_metered,
     register_scorer,
     uses_llm,
 )
@@ -29,30 +31,47 @@ from gtog.eval.scoring.judges import (
     load_prompts,
 )
 from gtog.eval.scoring.lexical import EvidenceRecall, TokenRecall, evidence_recall, token_recall
+from gtog.eval.scoring.reference import (
+    AnswerSimilarity,
+    ExactMatch,
+    RougeL,
+    TokenF1,
+    exact_match,
+    rouge_l,
+    token_f1,
+)
 from gtog.eval.scoring.score import build_scorers, score_answer
 
 __all__ = [
     "ALL_METRICS",
     "FIELDS",
     "SCORERS",
+    "AnswerSimilarity",
     "EvidenceRecall",
+    "ExactMatch",
     "Judgement",
     "LLMJudge",
     "PairScorer",
     "PromptSet",
+    "RougeL",
     "Scorer",
     "ScorerBase",
     "ScoringSetup",
+    "TokenF1",
     "TokenRecall",
     "Verdict",
     "build_scorers",
     "evidence_recall",
+    "exact_match",
     "is_binary_metric",
+    "is_metered",
     "judge",
     "judge_trials",
     "load_prompts",
     "register_scorer",
+    "rouge_l",
     "score_answer",
+    "token_f1",
     "token_recall",
     "uses_llm",
 ]

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gtog.eval.dataset import QAItem
     from gtog.eval.scoring.judges import PromptSet
     from gtog.eval.scoring.pairwise import PairJudgement
-    from gtog.llm import ChatModel
+    from gtog.llm import ChatModel, EmbeddingModel
 
 __all__ = [
     "ITEM_FIELDS",
@@ -30,6 +30,7 @@ __all__ = [
     "ScorerFactory",
     "ScoringSetup",
     "is_binary_metric",
+    "is_metered",
     "register_scorer",
     "uses_llm",
 ]
@@ -101,6 +102,8 @@ class ScoringSetup:
     structured_output: bool = True
     trials: int = 1
     timeout: float | None = None
+    embedder: EmbeddingModel | None = None
+    """The index's embedding model (for `answer_similarity`; None when no metric needs it)."""
 
 
 class ScorerBase:
@@ -110,6 +113,8 @@ class ScorerBase:
     needs: frozenset[str] = frozenset({"answer"})
     uses_llm: bool = False
     binary: bool = False
+    metered: bool = False
+    """Its calls cost tokens or money (LLM judges, embeddings): counted in `judge_usage`."""
 
     def __init__(self, setup: ScoringSetup) -> None:
         self.setup = setup
@@ -139,6 +144,13 @@ def is_binary_metric(metric: str) -> bool:
     """Whether `metric` gives 0/1 scores (an unknown metric, from an older log: yes)."""
     factory = SCORERS.get(metric)
     return True if factory is None else bool(factory.binary)
+
+
+def is_metered(metric: str) -> bool:
+    """Whether `metric`'s calls are counted as judging cost (an LLM judge or an embedding
+    model; an unknown metric, from an older log: yes, as an older judge)."""
+    factory = SCORERS.get(metric)
+    return True if factory is None else bool(factory.uses_llm or factory.metered)
 
 
 def uses_llm(metric: str) -> bool:

@@ -137,3 +137,34 @@ def test_a_vector_size_the_settings_state_wrongly_is_named(
         "basic: vector table default-text_unit-text holds 64-d vectors but the settings say "
         "vector_size: 1536; fix: set vector_store.vector_size"
     ) in result.stderr
+
+
+def test_an_embedding_model_of_another_size_stops_the_run_before_any_question(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """A 2.x index under its own prefix, queried with a model returning 32-d vectors where
+    the tables hold 64: one line per table before any question; at the right size, the
+    check's embedding is the first search's own (no call added)."""
+    older = legacy_index(example_indexes["lighthouse"], tmp_path / "lh", "2.x", prefix="proj")
+    root = make_eval_root(tmp_path, {"lighthouse": older}, methods=("local", "basic"))
+    llm_server.embedding_dims = 32
+    result = _run(root, "-q")
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "-d vectors, but" in line]
+    assert len(lines) == 2, result.stderr  # one per table: local's and basic's
+    for line, table in zip(lines, ("proj-entity-description", "proj-text_unit-text"), strict=True):
+        assert f"index 'lighthouse' ({older}): vector table {table} holds 64-d vectors" in line
+        assert "'default_embedding_model' (openai/text-embedding-3-small) returns 32-d" in line
+        assert "; fix: " in line and "gtog index --root" in line
+    assert [e.kind for e in llm_server.log] == ["embeddings"]  # the check's one question
+    assert not (root / "results" / "eval_checkpoint.jsonl").exists()
+
+    llm_server.embedding_dims = 64
+    llm_server.clear_log()
+    result = _run(root, "-q")
+    assert result.returncode == 0, result.stderr
+    detailed, _ = load_results(root)
+    assert all(e.get("error") is None for q in detailed["results"] for e in q["methods"].values())
+    embedded = [e.prompt for e in llm_server.log if e.kind == "embeddings"]
+    questions = [q["question"] for q in detailed["results"]]
+    assert sorted(embedded) == sorted(questions * 2)  # local's and basic's, nothing more

@@ -209,8 +209,8 @@ def test_table_shows_interval_marks_significance_and_question_set() -> None:
     assert "0.07*" in rows["local"]  # worse than the best, Holm p<.05
     assert "*" not in rows["basic"]  # identical to the best
     assert "the 14 questions every method answered" in " ".join(text.split())
-    cost_rows = {line.split()[0]: line for line in text.split("cost per answer")[1].splitlines()
-                 if line.strip()}  # fmt: skip
+    cost_part = text.split("cost per answer")[1].split("why answers fail")[0]
+    cost_rows = {line.split()[0]: line for line in cost_part.splitlines() if line.strip()}
     assert "$0.0011" in cost_rows["tog"]
 
 

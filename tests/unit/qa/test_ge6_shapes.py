@@ -32,13 +32,13 @@ def test_accepted_and_scored_by_the_seed_rules(shapes: tuple[list[Any], dict[str
     results = run_evaluation(*shapes, progress=False)
     assert scores(results) == {
         "ge6-q1": ("success", 0.0),  # the last group's step has no output to compare
-        "ge6-q2": ("success", 0.5),  # SPARQL 1.50 == 1.5 matches, data points cannot
+        "ge6-q2": ("success", 0.25),  # SPARQL 1.50 == 1.5 matches, data points and IRI cannot
         "ge6-q3": ("error", None),  # an error response is not scored
         "ge6-q4": ("success", 0.0),  # a step of another name does not match
         "ge6-q5": ("success", 1.0),  # recall@1: d3 over min(1, 3)
     }
     micro = compute_aggregates(results)["micro"]
-    assert micro["steps_score"]["sum"] == 1.5 and micro["input_tokens"]["sum"] == 400
+    assert micro["steps_score"]["sum"] == 1.25 and micro["input_tokens"]["sum"] == 400
     assert "steps" not in micro
 
 

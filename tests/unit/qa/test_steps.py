@@ -180,7 +180,7 @@ def test_ge6_steps_score_is_the_mean_over_groups() -> None:
     assert steps_score(groups, match_steps(groups, actual, GE6), GE6) == 1.0
     wrong_find = [step("find", "y", "f"), step("calc", "7", "c")]
     assert steps_score(groups, match_steps(groups, wrong_find, GE6), GE6) == 0.5
-    assert steps_score(groups, match_steps(groups, wrong_find)) == 1.0  # seed: last group
+    assert steps_score(groups, match_steps(groups, wrong_find)) == 0.5  # seed: the mean too
 
 
 def test_ge6_matching_stops_at_the_first_group_not_fully_matched() -> None:
@@ -194,6 +194,26 @@ def test_ge6_matching_stops_at_the_first_group_not_fully_matched() -> None:
     assert steps_score(groups, ge6, GE6) == (0 + 0.5) / 2
     seed = match_steps(groups, actual)
     assert sorted((m.group, m.actual_index) for m in seed) == [(0, 0), (1, 1)]
+    assert steps_score(groups, seed) == (1 + 0.5) / 2  # a partly matched group goes on
+
+
+def test_the_matching_is_the_best_over_all_groups_together() -> None:
+    """Issue 31: a retrieval step that fits the first group better. Matching the last
+    group alone first takes it there (2/3) and leaves the first group nothing (0.333);
+    graphrag-eval's greedy first hit scores 0.75; the best over both groups is 0.75."""
+    groups = [
+        [{"name": "retrieval", "output": docs("d1")}],
+        [{"name": "retrieval", "output": docs("d1", "d2", "d3")}],
+    ]
+    actual = [
+        step("calc", "7", "c1"),
+        step("retrieval", docs("d1", "d3"), "r1", args={"k": 3}),  # 1 for group 0, 2/3 for 1
+        step("retrieval", docs("d1"), "r2", args={"k": 2}),  # 1 for group 0, 1/2 for 1
+    ]
+    matches = match_steps(groups, actual)
+    assert sorted((m.group, m.actual_index, m.score) for m in matches) == [(0, 1, 1.0), (1, 2, 0.5)]
+    assert steps_score(groups, matches) == 0.75
+    assert steps_score(groups, match_steps(groups, actual, GE6), GE6) == 0.75
 
 
 def test_ge6_steps_of_other_names_match_by_equal_output() -> None:

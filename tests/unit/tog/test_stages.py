@@ -188,3 +188,48 @@ async def test_exploration_never_exceeds_width(width: int) -> None:
     run = run_for(StageModel(relation_pruning=everything, entity_pruning=everything), width=width)
     beam, _ = await explore_depth(run, g, 1, [ReasoningPath("MAREN HOLT")])
     assert len(beam) == min(width, 4)
+
+
+async def test_the_tree_records_scores_what_pruning_kept_and_what_cut_it() -> None:
+    g = graph()
+
+    def top_two(prompt: str) -> str:  # relation pruning keeps [1] and [2], entity pruning [1]
+        return json.dumps([{"id": 1, "score": 0.75}, {"id": 2, "score": 0.25}])
+
+    def first(prompt: str) -> str:
+        return json.dumps({"entities": [{"id": 1, "score": 1}, {"id": 2, "score": 0}]})
+
+    run = run_for(StageModel(relation_pruning=top_two, entity_pruning=first), width=2)
+    start = [ReasoningPath("MAREN HOLT")]
+    run.trace.topics(start)
+    beam, _ = await explore_depth(run, g, 1, start)
+    rows = {r["entity"]: r for r in run.trace.rows if r["depth"] == 1}
+    # MAREN HOLT's edges by weight: LIGHTHOUSE 5, ILSE DUNMORE 4, TOBIAS HOLT 3, OSKAR 1
+    [path] = beam
+    assert rows["LIGHTHOUSE"]["kept"] and path.end == "LIGHTHOUSE"
+    assert rows["LIGHTHOUSE"]["score"] == round(path.score, 4) > 0  # the hop's score
+    assert rows["LIGHTHOUSE"]["parent"] == "0.1" and rows["LIGHTHOUSE"]["pruned_by"] is None
+    assert rows["ILSE DUNMORE"]["pruned_by"] == "entity_pruning"
+    assert rows["ILSE DUNMORE"]["score"] == 0.0 and not rows["ILSE DUNMORE"]["kept"]
+    assert rows["TOBIAS HOLT"]["pruned_by"] == "relation_pruning"
+    assert rows["TOBIAS HOLT"]["score"] is None
+    assert [run.trace.node_of(p) for p in beam] == [rows["LIGHTHOUSE"]["id"]]
+
+
+def test_the_tree_keeps_at_most_max_shown_candidates_per_path() -> None:
+    from gtog.tog.trace import MAX_SHOWN, Candidate, ExplorationTrace
+
+    g = graph()
+    edges = g.candidate_edges("MAREN HOLT", set(), set(), 20)
+    root = ReasoningPath("MAREN HOLT")
+    grown = root.extend(edges[-1], 0.5, 1.0)
+    many = [Candidate(edges[i % len(edges)], None, None, "relation_pruning") for i in range(11)]
+    many.append(Candidate(edges[-1], 0.5, grown, None))  # the last one is kept: recorded
+    trace = ExplorationTrace()
+    trace.topics([root])
+    trace.frontier(1, root, many)
+    trace.beam(1, [grown])
+    depth1 = [r for r in trace.rows if r["depth"] == 1]
+    assert len(depth1) == MAX_SHOWN and trace.omitted == {1: 12 - MAX_SHOWN}
+    assert [r["kept"] for r in depth1].count(True) == 1 and depth1[-1]["kept"]
+    assert all(len(r["relation"]) <= 72 for r in depth1)

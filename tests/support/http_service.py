@@ -1,0 +1,120 @@
+"""A small search service on 127.0.0.1 for HTTP-method tests (real HTTP, aiohttp.web).
+
+One endpoint per method, as a FastAPI backend on GraphRAG would have them:
+
+- `POST /api/collections/{index_key}/search/{name}`: `{query, stream}` in, JSON out:
+  `{response, context_data, stats: {llm_calls, prompt_tokens}}`; `agent` answers with the
+  dataset's reference (right), `plain` with "I do not know"; with `"stream": true`, the
+  same answer as server-sent events, in chunks.
+- `.../search/flaky`: 503 twice per question, then answers like `agent`.
+- `.../search/slow`: never answers.
+- `.../search/broken`: a JSON reply without `response`.
+
+Every request needs `Authorization: Bearer <token>` (else 401). `requests` logs what came
+in (path, body, whether the token matched), headers kept out of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from tests.support.world import EXAMPLE_QA
+
+
+@dataclass
+class ServiceRequest:
+    """One request the service received."""
+
+    path: str
+    body: Any
+    authorized: bool
+
+
+@dataclass
+class SearchService:
+    """The service, run in its own thread and event loop."""
+
+    token: str
+    requests: list[ServiceRequest] = field(default_factory=list)
+    port: int = 0
+    _loop: asyncio.AbstractEventLoop | None = None
+    _thread: threading.Thread | None = None
+    _runner: web.AppRunner | None = None
+    _failures: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _answer(self, question: str) -> str:
+        refs = {q["question"]: q["answer"] for q in json.loads(EXAMPLE_QA.read_text())}
+        return refs.get(question, "I do not know")
+
+    async def _search(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        name = request.match_info["name"]
+        authorized = request.headers.get("Authorization") == f"Bearer {self.token}"
+        self.requests.append(ServiceRequest(request.path, body, authorized))
+        if not authorized:
+            return web.json_response({"detail": "bad token"}, status=401)
+        question = str(body.get("query", ""))
+        if name == "slow":
+            await asyncio.sleep(3600)
+        if name == "flaky":
+            seen = self._failures.get(question, 0)
+            if seen < 2:
+                self._failures[question] = seen + 1
+                return web.json_response({"detail": "busy"}, status=503)
+        if name == "broken":
+            return web.json_response({"result": "an answer under another key"})
+        answer = "I do not know" if name == "plain" else self._answer(question)
+        context = {"entities": f"context of {request.match_info['index_key']}: {answer}"}
+        stats = {"llm_calls": 3, "prompt_tokens": 120}
+        if body.get("stream"):
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            words = answer.split(" ")
+            for i, word in enumerate(words):
+                chunk = {"response": word + (" " if i < len(words) - 1 else "")}
+                await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            final = {"context_data": context, "stats": stats}
+            await response.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
+            await response.write_eof()
+            return response
+        return web.json_response({"response": answer, "context_data": context, "stats": stats})
+
+    def start(self) -> SearchService:
+        ready = threading.Event()
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            app = web.Application()
+            app.router.add_post("/api/collections/{index_key}/search/{name}", self._search)
+            self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
+            loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", 0, shutdown_timeout=0.5)
+            loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            ready.set()
+            loop.run_forever()
+
+        self._thread = threading.Thread(target=serve, daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None or self._runner is None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
+        future.result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
