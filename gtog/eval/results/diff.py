@@ -48,8 +48,12 @@ def _score(r: MethodRecord, metric: str) -> float | None:
 def _efficiency(a: list[MethodRecord], b: list[MethodRecord]) -> dict[str, Any]:
     figures = {
         "latency": lambda e: e.latency,
-        "llm_calls": lambda e: float(e.llm_calls),
-        "tokens": lambda e: float(e.prompt_tokens + e.output_tokens),
+        "llm_calls": lambda e: e.llm_calls,
+        "tokens": lambda e: (
+            None
+            if e.prompt_tokens is None or e.output_tokens is None
+            else e.prompt_tokens + e.output_tokens
+        ),
         "cost_usd": lambda e: e.cost_usd,
     }
     out: dict[str, Any] = {}
