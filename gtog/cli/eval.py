@@ -70,6 +70,15 @@ def _show_summary(run: EvalRun, summary_path: Path) -> dict:
     return summary
 
 
+def _print_cost(summary: dict) -> None:
+    """One line: what the run paid, what the cache saved, its estimate and limit."""
+    from gtog.cli.progress import cost_line
+
+    line = cost_line(summary.get("cost") or {})
+    if line:
+        err.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
 def _gate(summary: dict, gates: list) -> int:
     """1 (and one line per failure) when a `--fail-under` gate is not met, else 0."""
     from gtog.eval.results.gate import check_gates
@@ -109,16 +118,11 @@ def _last(record: MethodRecord | PairRecord) -> str:
 
 def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
     """Run with logs captured and a progress bar; write results; return the exit code."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from gtog.cli.progress import EtaColumn, SpendColumn
     from gtog.errors import FatalRunError
+    from gtog.eval.results.spend import cost_context
     from gtog.eval.run import run_evaluation_async, write_results
     from gtog.llm import run_sync
     from gtog.logs import capture_logs
@@ -141,7 +145,8 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("eta"),
-        TimeRemainingColumn(),
+        EtaColumn(),
+        SpendColumn(run.budget, cost_context(run.output_dir)["estimate_usd"]),
         TextColumn("{task.fields[last]}", markup=False),
         console=err,
         disable=quiet,
@@ -176,6 +181,7 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
     from gtog.eval.results.flat import CSV_NAME
 
     summary = _show_summary(run, summary_path)
+    _print_cost(summary)
     _print_errors(run)
     written = (detailed, summary_path, run.output_dir / REPORT_NAME, run.output_dir / CSV_NAME)
     err.print("\n".join(f"wrote {p}" for p in written), highlight=False, markup=False)
@@ -279,6 +285,40 @@ def eval_command(
             "`gtog eval merge`.",
         ),
     ] = None,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Send every model request: the model-call cache (cache.dir, default "
+            "OUTPUT/cache) is neither read nor written.",
+        ),
+    ] = False,
+    max_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--max-usd",
+            min=0.0,
+            help="Stop taking new pairs once the run has spent this many USD (over "
+            "limits.run.usd); --resume with a higher limit goes on.",
+        ),
+    ] = None,
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            "--estimate",
+            help="Print and write OUTPUT/estimate.json: what the run will cost (calls, "
+            "tokens, USD per method and judge), from bounds (no model call) or --pilot.",
+        ),
+    ] = False,
+    pilot: Annotated[
+        int | None,
+        typer.Option(
+            "--pilot",
+            min=1,
+            help="With --estimate: run K questions per method for real and extrapolate "
+            "their spend; the run resumes from them.",
+        ),
+    ] = None,
     fail_under: Annotated[
         list[str] | None,
         typer.Option(
@@ -317,7 +357,12 @@ def eval_command(
         limit=limit,
         output_dir=output,
         max_errors=max_errors,
+        no_cache=no_cache,
+        max_usd=max_usd,
+        dry=estimate and pilot is None,
     )
+    if pilot is not None and not estimate:
+        raise _fail("--pilot: only with --estimate", 2)
     with ExitStack() as stack:
         plan = None
         if local:
@@ -337,6 +382,11 @@ def eval_command(
             raise _fail(str(exc), 2) from None
         for warning in run.dataset_warnings:
             say_warning(err, warning)
+        if estimate and pilot is None:
+            from gtog.cli.estimate import show_bounds
+
+            show_bounds(run, err)
+            return
         if run.mode == "complete":
             from gtog.eval.results.spec import SUMMARY_NAME
             from gtog.eval.run import write_results
@@ -377,7 +427,12 @@ def eval_command(
             run_sync(check_vector_sizes(run))
         except InputError as exc:
             raise _fail(str(exc), 2) from None
-        code = _execute(run, quiet, gates)
+        if estimate:
+            from gtog.cli.estimate import run_pilot
+
+            code = run_pilot(run, pilot or 1, quiet, err)
+        else:
+            code = _execute(run, quiet, gates)
     if code:
         raise typer.Exit(code)
 

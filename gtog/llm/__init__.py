@@ -28,6 +28,8 @@ from gtog.llm.models import (
     Messages,
     chat_model_from_config,
     embedding_model_from_config,
+    gated_completion,
+    gated_embedding,
     reply_of,
     run_sync,
 )
@@ -61,6 +63,8 @@ __all__ = [
     "current_meter",
     "embedding_model_from_config",
     "fatal_reason",
+    "gated_completion",
+    "gated_embedding",
     "meter_embedding",
     "metering",
     "model_cost_usd",

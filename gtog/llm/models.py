@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from gtog.llm.ahead import take_ahead
+from gtog.llm.budget import charge
+from gtog.llm.cache import key_creator
 from gtog.llm.errors import as_fatal, transient
 from gtog.llm.usage import ChatReply, current_meter, meter_embedding, model_cost_usd
 
@@ -33,6 +35,8 @@ __all__ = [
     "Messages",
     "chat_model_from_config",
     "embedding_model_from_config",
+    "gated_completion",
+    "gated_embedding",
     "reply_of",
     "run_sync",
 ]
@@ -143,6 +147,7 @@ class ChatModel:
                 raise
             raise error from exc
         reply = reply_of(response, messages, self)
+        charge(1, reply.prompt_tokens + reply.output_tokens, reply.cost_usd, cached=reply.cached)
         if meter is not None:
             meter.tally.add(category or self.model_id, reply)
             meter.finishes.append((category or self.model_id, reply.finish_reason))
@@ -175,6 +180,7 @@ def reply_of(response: Any, messages: list[dict[str, Any]], model: ChatModel) ->
         usage_reported=reported,
         cost_usd=model_cost_usd(model.config, prompt_tokens, output_tokens),
         finish_reason=str(finish) if finish is not None else None,
+        cached=bool(getattr(response, "gtog_cached", False)),
     )
 
 
@@ -275,17 +281,36 @@ class EmbeddingModel:
         return run_sync(self.embed(texts))
 
 
-def chat_model_from_config(config: GraphRagConfig, model_id: str) -> ChatModel:
-    """The completion model `model_id` of a loaded graphrag config (transient errors retried)."""
+def gated_completion(model_config: ModelConfig) -> LLMCompletion:
+    """graphrag_llm's completion model for `model_config`, its requests passing the call
+    gate (the run's cache and limits, `gtog.llm.gate`)."""
     from graphrag_llm.completion import create_completion
 
+    from gtog.llm.gate import CALL_GATE
+
+    return create_completion(
+        model_config, cache=CALL_GATE, cache_key_creator=key_creator("chat", model_config)
+    )
+
+
+def gated_embedding(model_config: ModelConfig) -> LLMEmbedding:
+    """graphrag_llm's embedding model for `model_config`, through the call gate."""
+    from graphrag_llm.embedding import create_embedding
+
+    from gtog.llm.gate import CALL_GATE
+
+    return create_embedding(
+        model_config, cache=CALL_GATE, cache_key_creator=key_creator("embedding", model_config)
+    )
+
+
+def chat_model_from_config(config: GraphRagConfig, model_id: str) -> ChatModel:
+    """The completion model `model_id` of a loaded graphrag config (transient errors retried)."""
     model_config = transient(config.get_completion_model_config(model_id))
-    return ChatModel(create_completion(model_config), model_config, model_id)
+    return ChatModel(gated_completion(model_config), model_config, model_id)
 
 
 def embedding_model_from_config(config: GraphRagConfig, model_id: str) -> EmbeddingModel:
     """The embedding model `model_id` of a loaded graphrag config (transient errors retried)."""
-    from graphrag_llm.embedding import create_embedding
-
     model_config = transient(config.get_embedding_model_config(model_id))
-    return EmbeddingModel(create_embedding(model_config), model_config, model_id)
+    return EmbeddingModel(gated_embedding(model_config), model_config, model_id)

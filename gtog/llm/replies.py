@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Union, get_arg
 import json_repair
 from pydantic import BaseModel, ValidationError
 
+from gtog.llm.cache import draw
 from gtog.llm.usage import CUT_REASONS, ChatReply
 
 if TYPE_CHECKING:
@@ -283,15 +284,16 @@ async def ask_json(
     replies: list[ChatReply] = []
     error = "no attempt"
     text: str | None = None
-    for _ in range(max(1, attempts)):
-        reply = await model.chat(
-            messages,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            json_mode=structured,
-            schema=schema if structured else None,
-            category=category,
-        )
+    for attempt in range(1, max(1, attempts) + 1):
+        with draw("attempt", attempt):  # asking again is a new sample, never a replay
+            reply = await model.chat(
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                json_mode=structured,
+                schema=schema if structured else None,
+                category=category,
+            )
         replies.append(reply)
         text = reply.text
         if reply.cut is not None:  # an incomplete reply is no reply, whatever it parses to

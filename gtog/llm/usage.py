@@ -27,6 +27,8 @@ __all__ = [
     "meter_embedding",
     "metering",
     "model_cost_usd",
+    "price_source",
+    "token_prices",
 ]
 
 
@@ -42,6 +44,9 @@ class ChatReply:
     cost_usd: float | None
     finish_reason: str | None = None
     """Why the model stopped: `stop`, `length` (cut at max_tokens), `content_filter`, ..."""
+    cached: bool = False
+    """True when the reply was replayed from the model-call cache (its usage is the one
+    recorded when it was first made; nothing was sent)."""
 
     @property
     def cut(self) -> str | None:
@@ -67,6 +72,10 @@ class UsageTally:
     """USD of every chat and embedding call; None once any call's price is unknown."""
     embedding_calls: int = 0
     embedding_tokens: int = 0
+    cached_calls: int = 0
+    """Chat and embedding calls replayed from the cache (also counted above)."""
+    cached_usd: float = 0.0
+    """What the replayed calls cost when first made (in `cost_usd` too; not spent again)."""
 
     def _spend(self, cost: float | None) -> None:
         if cost is None or self.cost_usd is None:
@@ -80,12 +89,20 @@ class UsageTally:
         self.prompt_tokens[category] += reply.prompt_tokens
         self.output_tokens[category] += reply.output_tokens
         self._spend(reply.cost_usd)
+        if reply.cached:
+            self._saved(reply.cost_usd)
 
-    def add_embedding(self, tokens: int, cost: float | None) -> None:
+    def add_embedding(self, tokens: int, cost: float | None, cached: bool = False) -> None:
         """Count one embedding request of `tokens` input tokens."""
         self.embedding_calls += 1
         self.embedding_tokens += tokens
         self._spend(cost)
+        if cached:
+            self._saved(cost)
+
+    def _saved(self, cost: float | None) -> None:
+        self.cached_calls += 1
+        self.cached_usd += cost or 0.0
 
     @property
     def total_calls(self) -> int:
@@ -150,8 +167,27 @@ def current_meter() -> UsageMeter | None:
     return _meter.get()
 
 
-def model_cost_usd(config: ModelConfig, prompt_tokens: int, output_tokens: int) -> float | None:
-    """Price of one call from LiteLLM's cost map; None when the model has no known price."""
+PRICE_SETTING = "cost_per_1k"
+"""A model's settings key for its own price: `cost_per_1k: {input: 0.15, output: 0.6}`
+(USD per 1,000 prompt / output tokens), used instead of LiteLLM's price table."""
+
+
+def _own_price(config: ModelConfig) -> tuple[float, float] | None:
+    own = (config.model_extra or {}).get(PRICE_SETTING)
+    if not isinstance(own, dict):
+        return None
+    try:
+        return float(own.get("input", 0)) / 1000, float(own.get("output", 0)) / 1000
+    except (TypeError, ValueError):
+        return None
+
+
+def token_prices(config: ModelConfig) -> tuple[float, float] | None:
+    """USD per prompt token and per output token: the model's `cost_per_1k` setting, else
+    LiteLLM's price table; None when neither knows the model."""
+    own = _own_price(config)
+    if own is not None:
+        return own
     from graphrag_llm.model_cost_registry import model_cost_registry
 
     costs = model_cost_registry.get_model_costs(f"{config.model_provider}/{config.model}")
@@ -160,22 +196,42 @@ def model_cost_usd(config: ModelConfig, prompt_tokens: int, output_tokens: int) 
     if not costs:
         return None
     try:
-        return prompt_tokens * float(costs["input_cost_per_token"]) + output_tokens * float(
-            costs["output_cost_per_token"]
+        return float(costs["input_cost_per_token"]), float(
+            costs.get("output_cost_per_token") or 0.0
         )
     except (KeyError, TypeError, ValueError):
         return None
 
 
+def price_source(config: ModelConfig) -> str | None:
+    """Where `config`'s price comes from: `settings cost_per_1k`, `LiteLLM price table`,
+    or None (no price known)."""
+    if _own_price(config) is not None:
+        return f"settings {PRICE_SETTING}"
+    return "LiteLLM price table" if token_prices(config) is not None else None
+
+
+def model_cost_usd(config: ModelConfig, prompt_tokens: int, output_tokens: int) -> float | None:
+    """Price of one call (`token_prices`); None when the model has no known price."""
+    prices = token_prices(config)
+    if prices is None:
+        return None
+    return prompt_tokens * prices[0] + output_tokens * prices[1]
+
+
 def meter_embedding(response: Any, config: ModelConfig, texts: list[str], tokenizer: Any) -> None:
     """Count one embedding request in the current meter (server-reported tokens, else the
-    tokenizer's count), with its price when LiteLLM knows one."""
-    meter = _meter.get()
-    if meter is None:
-        return
+    tokenizer's count), with its price when one is known; charge it to the limits."""
+    from gtog.llm.budget import charge
+
     usage = getattr(response, "usage", None)
     tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     if not tokens and tokenizer is not None:
         with contextlib.suppress(Exception):  # an estimate only: no tokenizer, no count
             tokens = sum(len(tokenizer.encode(t)) for t in texts)
-    meter.tally.add_embedding(tokens, model_cost_usd(config, tokens, 0))
+    cost = model_cost_usd(config, tokens, 0)
+    cached = bool(getattr(response, "gtog_cached", False))
+    charge(1, tokens, cost, cached=cached)
+    meter = _meter.get()
+    if meter is not None:
+        meter.tally.add_embedding(tokens, cost, cached)

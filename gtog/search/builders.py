@@ -37,6 +37,27 @@ __all__ = [
 ]
 
 
+def _gated(engine: Any) -> Any:
+    """`engine` with the models graphrag's factory gave it (its completion model, its
+    context builder's embedding model) made again through gtog's call gate (the run's
+    cache and limits)."""
+    from gtog.llm import gated_completion, gated_embedding
+
+    config = getattr(engine.model, "_model_config", None)
+    if config is not None:
+        engine.model = gated_completion(config)
+    builder = getattr(engine, "context_builder", None)
+    embedder = getattr(builder, "text_embedder", None)
+    embedding_config = getattr(embedder, "_model_config", None)
+    if embedding_config is not None:
+        gated = gated_embedding(embedding_config)
+        builder.text_embedder = gated
+        inner = getattr(builder, "local_mixed_context", None)  # DRIFT's local actions
+        if getattr(inner, "text_embedder", None) is embedder:
+            inner.text_embedder = gated
+    return engine
+
+
 def configured(project: Project, options: dict[str, Any], block: str) -> GraphRagConfig:
     """The project's graphrag config with `options[block]` overrides on that block (in memory)."""
     overrides = options.get(block) or {}
@@ -123,6 +144,7 @@ async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine
         response_type=options.get("response_type", "Single Paragraph"),
         system_prompt=project.prompt(config.local_search.prompt, "local_search.prompt"),
     )
+    _gated(engine)
     meter_model(engine, config.local_search.completion_model_id)
     return OffLoopSearch(engine)
 
@@ -134,12 +156,14 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
     from graphrag.query.indexer_adapters import read_indexer_text_units
 
     config = configured(project, options, "basic_search")
-    upstream = get_basic_search_engine(
-        text_units=read_indexer_text_units(await project.require("text_units")),
-        text_unit_embeddings=in_memory(project.vector_store(text_unit_text_embedding)),
-        config=config,
-        response_type=options.get("response_type", "Single Paragraph"),
-        system_prompt=project.prompt(config.basic_search.prompt, "basic_search.prompt"),
+    upstream = _gated(
+        get_basic_search_engine(
+            text_units=read_indexer_text_units(await project.require("text_units")),
+            text_unit_embeddings=in_memory(project.vector_store(text_unit_text_embedding)),
+            config=config,
+            response_type=options.get("response_type", "Single Paragraph"),
+            system_prompt=project.prompt(config.basic_search.prompt, "basic_search.prompt"),
+        )
     )
     engine = AnsweringBasicSearch(
         model=upstream.model,
@@ -240,6 +264,7 @@ async def build_global(project: Project, options: dict[str, Any]) -> SearchEngin
             gs.knowledge_prompt, "global_search.knowledge_prompt"
         ),
     )
+    _gated(engine)
     model_id = gs.completion_model_id
     inner, model_config = engine.model, engine.model._model_config
     engine.model = MeteredCompletion(inner, model_config, model_id, "reduce")
@@ -296,7 +321,7 @@ async def build_drift(project: Project, options: dict[str, Any]) -> SearchEngine
         reduce_system_prompt=project.prompt(ds.reduce_prompt, "drift_search.reduce_prompt"),
         response_type=options.get("response_type", "Single Paragraph"),
     )
-    return FreshDrift(engine, ds.completion_model_id)
+    return FreshDrift(_gated(engine), ds.completion_model_id)
 
 
 class FreshDrift:

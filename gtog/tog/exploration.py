@@ -20,13 +20,15 @@ async def _expand(
     index: int,
     path: ReasoningPath,
     used: set[str],
-) -> list[ReasoningPath]:
-    """`path` extended by its pruned candidates (at most one call per pruning stage)."""
+) -> tuple[list[ReasoningPath], list[Candidate]]:
+    """`path` extended by its pruned candidates (at most one call per pruning stage), and
+    the candidates it was shown (traced after every path is done, in path order: the
+    record's tree does not depend on which reply came first)."""
     before = len(run.fallbacks)
     edges = graph.candidate_edges(path.end, used, set(path.entities), run.settings.max_candidates)
     relations = await prune_relations(run, depth, path, edges)
     extended = await prune_entities(run, graph, depth, path, relations)
-    run.trace.frontier(depth, path, _candidates(edges, relations, extended))
+    shown = _candidates(edges, relations, extended)
     stages = {f.stage for f in run.fallbacks[before:] if f.depth == depth and f.entity == path.end}
     run.exploration.append(
         {
@@ -43,7 +45,7 @@ async def _expand(
             "finished": False,
         }
     )
-    return extended
+    return extended, shown
 
 
 def _candidates(
@@ -81,7 +83,8 @@ async def explore_depth(
     run.exploration.sort(key=lambda r: (r["depth"], r["path"]))
     pool: list[ReasoningPath] = []
     grew = False
-    for path, extended in zip(beam, results, strict=True):
+    for path, (extended, shown) in zip(beam, results, strict=True):
+        run.trace.frontier(depth, path, shown)
         if extended:
             grew = True
             pool.extend(extended)

@@ -17,6 +17,7 @@ from gtog.eval.report.page import page_data
 from gtog.eval.results.flat import CSV_NAME, flat_frame
 from gtog.eval.results.log import read_log
 from gtog.eval.results.spec import CHECKPOINT_NAME, DETAILED_NAME, SUMMARY_NAME
+from gtog.eval.results.spend import cost_context
 from gtog.eval.results.views import result_views
 from gtog.files import write_atomic
 
@@ -43,7 +44,9 @@ def _from_checkpoint(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     methods += [m for m in dict.fromkeys(r.method for r in log.records) if m not in methods]
     records = [r for r in log.records if r.method in methods]
     pairs = [p for p in log.pairs if p.a in methods and p.b in methods]
-    return result_views(log.spec, records, methods, partial=True, pairs=pairs)
+    return result_views(
+        log.spec, records, methods, partial=True, pairs=pairs, cost=cost_context(output_dir)
+    )
 
 
 def load_run(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any], bool]:

@@ -35,6 +35,11 @@ class Efficiency(BaseModel):
     embedding_tokens: int | None = 0
     queue_wait: float | None = None
     """Seconds the pair waited for a concurrency slot (not part of `latency`)."""
+    cached_calls: int | None = 0
+    """Chat and embedding calls replayed from the model-call cache (counted in the figures
+    above as when first made; nothing was sent)."""
+    usd_saved: float | None = 0.0
+    """What the replayed calls cost when first made (in `cost_usd` too; not paid again)."""
 
 
 COST_FIELDS = (
@@ -60,6 +65,8 @@ def unknown_efficiency(latency: float | None = None) -> Efficiency:
         cost_usd=None,
         embedding_calls=None,
         embedding_tokens=None,
+        cached_calls=None,
+        usd_saved=None,
     )
 
 

@@ -356,7 +356,7 @@ def summarize(
         "comparisons_by_movie": {k: comparisons(per_key[k], present, metrics) for k in keys},
         "efficiency": efficiency,
         "judge_usage": usage,
-        "cost": {m: _cost(efficiency[m], usage[m]) for m in present},
+        "cost": {"by_method": {m: _cost(efficiency[m], usage[m]) for m in present}},
         "attribution": attribution_summary(records, present, analysis.evidence_threshold),
         "metric_agreement": metric_agreement(records, metrics),
     }

@@ -131,7 +131,8 @@ def _costs(summary: dict[str, Any]) -> Table:
         table.add_column(col, justify="right", no_wrap=True)
     for method, group in summary["by_method"].items():
         eff = summary["efficiency"].get(method, {})
-        cost = summary.get("cost", {}).get(method, {})
+        costs = summary.get("cost", {})
+        cost = costs.get("by_method", costs).get(method, {})  # (older summaries: no by_method)
         judge_errors = sum(group["judge_errors"].values())
         per_search, per_judge = cost.get("search_usd_per_answer"), cost.get("judge_usd_per_answer")
         per_answer = None if per_search is None or per_judge is None else per_search + per_judge

@@ -16,6 +16,7 @@ from gtog.eval.results.groups import by_group
 from gtog.eval.results.pairwise import pairwise_summary
 from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import DETAILED_NAME, QA_DIR, SUMMARY_NAME, EvalSpec
+from gtog.eval.results.spend import run_cost
 from gtog.eval.results.summary import summarize
 
 __all__ = [
@@ -182,8 +183,11 @@ def result_views(
     partial: bool = False,
     status: str | None = None,
     pairs: list[PairRecord] | None = None,
+    cost: dict[str, float | None] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The detailed and summary results of a run's records (the JSON `gtog eval` writes).
+
+    `cost` gives the summary's `cost.estimate_usd` and `cost.limit_usd` (`cost_context`).
 
     The summary uses only answers made with `spec`'s settings and verdicts of its judge
     (`currency`); `metadata.left_out` counts the others. `status` is the run's (see
@@ -217,6 +221,8 @@ def result_views(
         "stopped": stopped,
         "partial": partial or status != "complete",
         "run": {"status": status, "pairs_done": done, "pairs_total": total},
+        "status": status.split(":", 1)[0],
+        "stop_reason": status.split(":", 1)[1].strip() if ":" in status else None,
         "left_out": currency.as_dict(),
         "notes": currency.notes(),
         "errors": error_kinds(currency.records),
@@ -229,6 +235,7 @@ def result_views(
         "metadata": metadata,
         **summarize(currency.records, methods, spec.judge.metrics, spec.analysis),
     }
+    summary["cost"].update(run_cost(records, pairs or [], **(cost or {})))
     if spec.group_by:
         summary["by_group"] = by_group(currency.records, methods, spec.judge.metrics, spec.group_by)
     if spec.pairwise is not None:

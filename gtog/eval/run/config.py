@@ -21,9 +21,12 @@ __all__ = [
     "NAME_PATTERN",
     "AbstentionConfig",
     "AttributionConfig",
+    "CacheConfig",
     "DatasetConfig",
     "EvalConfig",
     "JudgeConfig",
+    "LimitsBlock",
+    "LimitsConfig",
     "OutputConfig",
     "PairwiseConfig",
     "TimeoutsConfig",
@@ -182,6 +185,53 @@ class AttributionConfig(_Strict):
     """evidence_recall at or above this: the gold evidence was in what the method found."""
 
 
+_SECONDS = {"s": 1, "m": 60, "h": 3600}
+
+
+class LimitsBlock(_Strict):
+    """Upper bounds of one scope (the run, or each question-method pair); absent: none."""
+
+    usd: float | None = Field(default=None, gt=0)
+    tokens: int | None = Field(default=None, gt=0)
+    """Prompt + output tokens of chat calls and input tokens of embedding calls."""
+    calls: int | None = Field(default=None, gt=0)
+    """Chat and embedding requests."""
+    time: float | None = Field(default=None, gt=0)
+    """Seconds (a number, or `90s`, `30m`, `2h`)."""
+
+    @field_validator("time", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip().lower()
+            try:
+                if text and text[-1] in _SECONDS:
+                    return float(text[:-1]) * _SECONDS[text[-1]]
+                return float(text)
+            except ValueError:
+                raise ValueError(
+                    f"{value!r} is not a duration (seconds, or 90s, 30m, 2h)"
+                ) from None
+        return value
+
+
+class LimitsConfig(_Strict):
+    """Spending limits: `run` (the whole run: it stops taking new pairs) and `pair` (each
+    question-method pair: over it, the pair is an error of kind `limit`)."""
+
+    run: LimitsBlock = Field(default_factory=LimitsBlock)
+    pair: LimitsBlock = Field(default_factory=LimitsBlock)
+
+
+class CacheConfig(_Strict):
+    """The model-call cache (on by default): replies kept by request, replayed when asked
+    again (see `gtog.llm.cache`)."""
+
+    enabled: bool = True
+    dir: str | None = None
+    """The cache folder (relative to --root); None: `<output.dir>/cache`, shared by shards."""
+
+
 class EvalConfig(_Strict):
     """The whole evaluation config."""
 
@@ -222,6 +272,10 @@ class EvalConfig(_Strict):
     """Which answers count as declining (abstention rate, accuracy over the answered)."""
     attribution: AttributionConfig = Field(default_factory=AttributionConfig)
     """When a wrong answer counts as a retrieval or a generation failure."""
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    """The model-call cache: `{enabled, dir}`."""
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    """Spending limits per run and per question-method pair."""
     truncated_answers: Literal["error", "score"] = "error"
     """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
     record and the summary still mark it `truncated`)."""

@@ -33,11 +33,20 @@ from gtog.eval.run.outputs import write_results
 from gtog.eval.run.pairwise import PairQueue
 from gtog.eval.run.preparation import check_vector_sizes, prepare
 from gtog.eval.run.schedule import IndexSchedule
+from gtog.eval.run.spending import (
+    Abandoned,
+    LimitStop,
+    pair_spending,
+    save_spend,
+    settle_pair,
+    spending,
+)
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import Judgement, score_answer
 from gtog.eval.scoring.pairwise import PairJudgement
 from gtog.llm import CUT_REASONS, fatal_reason, run_sync
 from gtog.llm.ahead import embeddings_ahead
+from gtog.llm.budget import Limits, pair_budget
 from gtog.search import SearchEngine, SearchFailed, context_threads, retrieved_sources, run_search
 from gtog.search.endpoints import USAGE_FIELDS
 from gtog.search.http import HttpEngine
@@ -167,6 +176,8 @@ def _efficiency(usage: Any, seconds: float, result: Any = None) -> Efficiency:
         cost_usd=usage.cost_usd,
         embedding_calls=usage.embedding_calls,
         embedding_tokens=usage.embedding_tokens,
+        cached_calls=usage.cached_calls,
+        usd_saved=usage.cached_usd,
     )
 
 
@@ -201,35 +212,39 @@ async def _evaluate_one(
         searched_with=run.spec.search_digest(method, item.index_key),
         groups=dict(item.groups),
     )
-    try:
-        context = await _search(run, item, record, engine)
-        if record.error is None:
-            await _judge(run, item, record, context)
-    except FatalRunError:
-        raise
-    except Exception as exc:
-        if fatal_reason(exc) is not None:
+    with pair_spending(run) as budget:  # the pair's limits (and the run's)
+        try:
+            context = await _search(run, item, record, engine)
+            if record.error is None:
+                await _judge(run, item, record, context)
+        except FatalRunError:
             raise
-        logger.exception("unexpected error on %s / %s", item.qid, method)
-        record.error = f"internal error: {describe_exception(exc)}"
-        record.error_kind = "internal"
+        except Exception as exc:
+            if fatal_reason(exc) is not None:
+                raise
+            logger.exception("unexpected error on %s / %s", item.qid, method)
+            record.error = f"internal error: {describe_exception(exc)}"
+            record.error_kind = "internal"
+    settle_pair(record, budget)  # over a limit: the pair's error; stopped by the run's: none
     return _redact(run, record)
 
 
 async def _rejudge_one(run: EvalRun, item: QAItem, record: MethodRecord) -> MethodRecord:
     record = record.model_copy(deep=True)
-    try:
-        await _judge(run, item, record, record.context_text)
-    except FatalRunError:
-        raise
-    except Exception as exc:
-        if fatal_reason(exc) is not None:
+    with pair_spending(run) as budget:
+        try:
+            await _judge(run, item, record, record.context_text)
+        except FatalRunError:
             raise
-        logger.exception("unexpected error judging %s / %s", record.qid, record.method)
-        for metric in run.config.metrics:
-            record.judgements[metric] = Judgement.unscored(
-                f"internal error: {describe_exception(exc)}"
-            )
+        except Exception as exc:
+            if fatal_reason(exc) is not None:
+                raise
+            logger.exception("unexpected error judging %s / %s", record.qid, record.method)
+            for metric in run.config.metrics:
+                record.judgements[metric] = Judgement.unscored(
+                    f"internal error: {describe_exception(exc)}"
+                )
+    settle_pair(record, budget)
     return _redact(run, record)
 
 
@@ -276,11 +291,28 @@ async def run_evaluation_async(
         if wanted and on_scheduled is not None:
             on_scheduled(len(wanted))
 
+    left: list[object] = []  # pairs and comparisons a run limit kept from finishing
+
+    def stopping() -> bool:
+        """The run reached a limit of its own: take no new pair."""
+        return run.budget is not None and run.budget.reached() is not None
+
+    def land(record: MethodRecord | PairRecord) -> None:
+        checkpoint.append(record)
+        save_spend(run)
+
     async def compare_one(item: QAItem, criterion: str, a: str, b: str) -> None:
         async with limit:
-            pair = await _compare(run, pair_queue, item, criterion, a, b)
+            if stopping():
+                left.append((item.qid, criterion, a, b))
+                return
+            with pair_budget(Limits()) as budget:
+                pair = await _compare(run, pair_queue, item, criterion, a, b)
+            if budget.run_refused:  # its calls are cached: a resume replays them
+                left.append(pair.key)
+                return
         pairs_kept[pair.key] = pair
-        await loop.run_in_executor(None, checkpoint.append, pair)
+        await loop.run_in_executor(None, land, pair)
         if on_record is not None:
             on_record(pair)
 
@@ -289,7 +321,7 @@ async def run_evaluation_async(
         # not leave the record out of the results written on the way out
         kept.append(record)
         # the write is fsynced: off the event loop, so other questions go on meanwhile
-        await loop.run_in_executor(None, checkpoint.append, record)
+        await loop.run_in_executor(None, land, record)
         if on_record is not None:
             on_record(record)
         guard.observe(record)
@@ -300,8 +332,17 @@ async def run_evaluation_async(
         queued = time.perf_counter()
         async with limit:
             waited = time.perf_counter() - queued
+            if stopping():
+                left.append((item.qid, method))
+                schedule.done(item, method)
+                return
             engine = await schedule.engine(item, method)
-            record = await _evaluate_one(run, item, method, engine)
+            try:
+                record = await _evaluate_one(run, item, method, engine)
+            except Abandoned:
+                left.append((item.qid, method))
+                schedule.done(item, method)
+                return
         if record.efficiency is not None:
             record.efficiency.queue_wait = waited
         await finish(record)
@@ -309,12 +350,24 @@ async def run_evaluation_async(
 
     async def judge_one(record: MethodRecord) -> None:
         async with limit:
-            rejudged = await _rejudge_one(run, items[record.qid], record)
+            if stopping():
+                left.append(record.key)
+                return
+            try:
+                rejudged = await _rejudge_one(run, items[record.qid], record)
+            except Abandoned:
+                left.append(record.key)
+                return
         await finish(rejudged)
 
     run.status = "interrupted"  # until the loop ends: Ctrl-C, a crash or a cancel
     try:
-        with _run_environment(loop, concurrency), context_threads(), embeddings_ahead(run.ahead):
+        with (
+            _run_environment(loop, concurrency),
+            context_threads(),
+            embeddings_ahead(run.ahead),
+            spending(run),
+        ):
             async with asyncio.TaskGroup() as group:
                 group_of.append(group)
                 for r in list(kept):
@@ -324,14 +377,17 @@ async def run_evaluation_async(
                     group.create_task(judge_one(r))
                 for q, m in schedule.pairs:  # index by index: see schedule.py
                     group.create_task(search_one(q, m))
+        if left and run.budget is not None and run.budget.reached() is not None:
+            raise LimitStop(run.budget.reached() or "", run.budget, _raise_flag(run))
         run.status = "complete"
     except* FatalRunError as errors:
         fatal = errors.exceptions[0]
-        run.stopped = run.redactor(str(fatal))
+        run.stopped = getattr(fatal, "reason", None) or run.redactor(str(fatal))
         run.status = f"stopped: {run.stopped}"
-        raise FatalRunError(run.stopped) from None
+        raise FatalRunError(run.redactor(str(fatal))) from None
     finally:
         engines.close()
+        await loop.run_in_executor(None, save_spend, run)
         checkpoint.close()
         if run.ahead:
             logger.info("%d preflight embedding(s) taken by no search", len(run.ahead))
@@ -339,6 +395,14 @@ async def run_evaluation_async(
         run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
         run.pairs_done = list(pairs_kept.values())
     return run
+
+
+def _raise_flag(run: EvalRun) -> str:
+    """What to raise to go on: `--max-usd` when it set the USD limit, else the config key."""
+    what = run.budget.reached() if run.budget is not None else None
+    if what == "usd" and run.options.max_usd is not None:
+        return "--max-usd"
+    return f"limits.run.{what} in {run.config_path.name}"
 
 
 async def _compare(

@@ -7,6 +7,7 @@ from pathlib import Path
 from gtog.eval.report.publish import write_report
 from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
+from gtog.eval.results.spend import cost_context
 from gtog.eval.results.views import QA_DIR, qa_reference, qa_responses, result_views
 from gtog.eval.run.state import EvalRun
 from gtog.files import write_json_atomic
@@ -35,6 +36,7 @@ def write_outputs(
         stopped=stopped,
         status=status,
         pairs=pairs,
+        cost=cost_context(output_dir),
     )
     detailed = output_dir / DETAILED_NAME
     summary_path = output_dir / SUMMARY_NAME

@@ -37,6 +37,7 @@ from gtog.eval.run.methods import RunMethod, resolve_methods
 from gtog.eval.run.pairwise import plan_pairwise
 from gtog.eval.run.shard import SPLIT
 from gtog.eval.run.spec import build_spec
+from gtog.eval.run.spending import SPEND_NAME, open_spending, spending
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import build_scorers
 from gtog.project import Project, load_project
@@ -195,7 +196,8 @@ async def check_vector_sizes(run: EvalRun) -> None:
         question = (first.get(True) or first[False]).question
         label = _index_label(key, project)
         uses.append(VectorUse(label, project, model_id, tuple(methods), question))
-    lines, run.ahead = await vector_size_problems(uses)
+    with spending(run):  # through the run's cache: a second run asks nothing
+        lines, run.ahead = await vector_size_problems(uses)
     if lines:
         raise InputError("\n".join(lines))
 
@@ -271,7 +273,7 @@ def _open_output(run: EvalRun) -> None:
         run.done, run.pairs_done, run.intact_bytes = c.records, c.pairs, c.intact
         run.mode = "rescore" if options.rescore else "resume"
         return
-    if not existing:
+    if not existing or (options.dry and options.force):  # an estimate of a fresh start
         return
     if not options.force:
         if checkpoint.is_file():
@@ -286,8 +288,9 @@ def _open_output(run: EvalRun) -> None:
             f"{out}: already holds results ({existing[0].name}); use --resume to "
             "continue that run or --force to start over (old files are kept as *.bak)"
         )
-    for p in existing:
-        _backup(p)
+    for p in [*existing, out / SPEND_NAME]:  # a new run has spent nothing yet
+        if p.exists():
+            _backup(p)
 
 
 def prepare(options: EvalOptions) -> EvalRun:
@@ -369,6 +372,9 @@ def prepare(options: EvalOptions) -> EvalRun:
             "judge.temperature 0 repeat one verdict; set judge.temperature"
         )
     parse_budget(options.max_errors, 1)
+    cache_dir = None
+    if not options.no_cache and config.cache.enabled:  # beside the shards: shared by them
+        cache_dir = under_root(config.cache.dir or output_dir / "cache").resolve()
     if options.shard is not None:
         output_dir = output_dir / options.shard.folder
     run = EvalRun(
@@ -391,6 +397,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         spec=spec,
         redactor=Redactor(_secrets(projects, run_methods)),
         dataset_warnings=dataset.warnings,
+        cache_dir=cache_dir,
     )
     run.spec.pairs = len(run.pairs)
     if options.shard is not None:
@@ -402,6 +409,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         _open_output(run)
         _check_indexes(run)
         _index_notes(run)
+        open_spending(run)
     except BaseException:
         run.close()
         raise

@@ -22,6 +22,8 @@ from gtog.redact import Redactor
 if TYPE_CHECKING:
     from gtog.llm import ChatModel
     from gtog.llm.ahead import EmbeddingsAhead
+    from gtog.llm.budget import Budget
+    from gtog.llm.gate import RunCalls
     from gtog.project import Project
 
 __all__ = ["EvalOptions", "EvalRun"]
@@ -52,6 +54,13 @@ class EvalOptions:
     shard: Shard | None = None
     """Run only this shard's questions (all their methods and comparisons), into
     `<output>/shard-i-of-n`."""
+    no_cache: bool = False
+    """Send every model request (the model-call cache is neither read nor written)."""
+    max_usd: float | None = None
+    """The run's USD limit (over `limits.run.usd`)."""
+    dry: bool = False
+    """Only look (an estimate): `--force` renames nothing, nothing is written but the
+    estimate."""
 
 
 @dataclass
@@ -92,6 +101,14 @@ class EvalRun:
     """One-line notes on the dataset (repeated questions, skipped files) for the caller."""
     ahead: EmbeddingsAhead | None = None
     """The vector-size check's embeddings, for the searches to take (None: not checked)."""
+    cache_dir: Path | None = None
+    """The model-call cache folder (None: the cache is off)."""
+    calls: RunCalls | None = None
+    """The run's model-call settings (its cache), set by `open_spending`."""
+    budget: Budget | None = None
+    """What the run has sent to providers, against its limits (`open_spending`)."""
+    subset: set[str] | None = None
+    """Only these question ids are searched, judged and compared (a pilot); None: all."""
 
     @property
     def pairs(self) -> list[tuple[QAItem, str]]:
@@ -112,7 +129,11 @@ class EvalRun:
             if not (self.options.retry_errors and r.error is not None)
             and not searched_elsewhere(self.spec, r)  # --force after a change: re-run
         }
-        return [(q, m) for q, m in self.pairs if (q.qid, m) not in finished]
+        return [
+            (q, m)
+            for q, m in self.pairs
+            if (q.qid, m) not in finished and (self.subset is None or q.qid in self.subset)
+        ]
 
     @property
     def to_judge(self) -> list[MethodRecord]:
@@ -124,6 +145,8 @@ class EvalRun:
         out = []
         for r in self.done:
             if r.key not in wanted or r.key in searching or r.error is not None:
+                continue
+            if self.subset is not None and r.qid not in self.subset:
                 continue
             # --force resumes despite a changed judge: earlier verdicts are judged again
             stale = judged_elsewhere(self.spec, r)
@@ -143,6 +166,8 @@ class EvalRun:
         wanted = {(q.qid, m) for q, m in self.pairs}
         out = []
         for r in self.done:
+            if self.subset is not None and r.qid not in self.subset:
+                continue
             if r.key in wanted and not searched_elsewhere(self.spec, r):
                 out += [(r.qid, *k) for k in queue.add(r)]
         return out

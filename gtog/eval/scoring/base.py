@@ -48,6 +48,10 @@ class Judgement(BaseModel):
     output_tokens: int = 0
     cost_usd: float | None = None
     """USD of the judge's calls (LiteLLM's price map); None when the model has no price."""
+    cached_calls: int = 0
+    """Calls replayed from the model-call cache (also in `llm_calls`; nothing was sent)."""
+    usd_saved: float = 0.0
+    """What the replayed calls cost when first made (in `cost_usd` too)."""
     votes: list[int | None] | None = None
     """Each trial's score when the judge was asked more than once (None: that trial failed)."""
 

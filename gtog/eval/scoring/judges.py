@@ -21,6 +21,7 @@ from pydantic import BaseModel, field_validator
 from gtog.errors import InputError, describe_exception
 from gtog.eval.scoring.base import Judgement, ScorerBase, register_scorer
 from gtog.llm import ChatModel, UsageMeter, ask_json, fatal_reason, metering, parse_json_reply
+from gtog.llm.cache import draw
 from gtog.llm.replies import exact_choice, optional_text
 from gtog.prompts import placeholders, render_prompt
 
@@ -130,6 +131,8 @@ def _usage(meter: UsageMeter) -> dict[str, Any]:
         "prompt_tokens": tally.total_prompt_tokens,
         "output_tokens": tally.total_output_tokens,
         "cost_usd": tally.cost_usd,
+        "cached_calls": tally.cached_calls,
+        "usd_saved": tally.cached_usd,
     }
 
 
@@ -195,9 +198,12 @@ async def judge_trials(
 
     Calls, tokens and cost add up over the trials; `votes` keeps each trial's score.
     """
-    verdicts = await asyncio.gather(
-        *(judge(metric, model, prompts, values, **kwargs) for _ in range(max(1, trials)))
-    )
+
+    async def trial(n: int) -> Judgement:
+        with draw("trial", n):  # each trial a sample of its own (cache key)
+            return await judge(metric, model, prompts, values, **kwargs)
+
+    verdicts = await asyncio.gather(*(trial(n) for n in range(1, max(1, trials) + 1)))
     if len(verdicts) == 1:
         return verdicts[0]
     costs = [v.cost_usd for v in verdicts]
@@ -206,6 +212,8 @@ async def judge_trials(
         prompt_tokens=sum(v.prompt_tokens for v in verdicts),
         output_tokens=sum(v.output_tokens for v in verdicts),
         cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        cached_calls=sum(v.cached_calls for v in verdicts),
+        usd_saved=sum(v.usd_saved for v in verdicts),
         votes=[v.score for v in verdicts],  # type: ignore[misc]
     )
     scored = [v for v in verdicts if v.score is not None]

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, field_validator
 from gtog.errors import InputError, describe_exception
 from gtog.eval.scoring.base import ScoringSetup
 from gtog.llm import ask_json, fatal_reason, metering
+from gtog.llm.cache import draw
 from gtog.llm.replies import exact_choice, optional_text
 from gtog.prompts import placeholders, render_prompt
 
@@ -113,6 +114,10 @@ class PairJudgement(BaseModel):
     prompt_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    cached_calls: int = 0
+    """Calls replayed from the model-call cache (also in `llm_calls`)."""
+    usd_saved: float = 0.0
+    """What the replayed calls cost when first made (in `cost_usd` too)."""
 
     @property
     def score(self) -> float | None:
@@ -163,7 +168,13 @@ class PairwiseJudge:
         self.template = template
         self.trials = max(1, trials)
 
-    async def _ask(self, item: QAItem, order: str, first: str, second: str) -> PairCall:
+    async def _ask(self, item: QAItem, order: str, first: str, second: str, n: int) -> PairCall:
+        """Call `n` (1-based) of the comparison's `2 x trials`: each a sample of its own
+        (an A/A check's two orders send one prompt, and must not replay each other)."""
+        with draw("pairwise", n):
+            return await self._ask_once(item, order, first, second)
+
+    async def _ask_once(self, item: QAItem, order: str, first: str, second: str) -> PairCall:
         setup = self.setup
         assert setup.model is not None
         prompt = render_prompt(
@@ -210,8 +221,9 @@ class PairwiseJudge:
         if self.setup.model is None:
             return PairJudgement(error="no judge model configured")
         with metering() as meter:
-            asks = [self._ask(item, "ab", answer_a, answer_b) for _ in range(self.trials)]
-            asks += [self._ask(item, "ba", answer_b, answer_a) for _ in range(self.trials)]
+            t = self.trials
+            asks = [self._ask(item, "ab", answer_a, answer_b, n) for n in range(1, t + 1)]
+            asks += [self._ask(item, "ba", answer_b, answer_a, t + n) for n in range(1, t + 1)]
             calls = list(await asyncio.gather(*asks))
         tally = meter.tally
         out = PairJudgement(
@@ -220,6 +232,8 @@ class PairwiseJudge:
             prompt_tokens=tally.total_prompt_tokens,
             output_tokens=tally.total_output_tokens,
             cost_usd=tally.cost_usd,
+            cached_calls=tally.cached_calls,
+            usd_saved=tally.cached_usd,
         )
         verdicts = {}
         for order in ("ab", "ba"):

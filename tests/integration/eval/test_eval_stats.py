@@ -139,7 +139,7 @@ def test_paired_tests_tell_identical_methods_from_a_worse_one(
         usage = summary["judge_usage"][method]
         judged = usage["prompt_tokens"] * price_in + usage["output_tokens"] * price_out
         assert usage["usd_total"] == pytest.approx(judged)
-        assert summary["cost"][method]["total_usd"] == pytest.approx(expected + judged)
+        assert summary["cost"]["by_method"][method]["total_usd"] == pytest.approx(expected + judged)
     assert (
         summary["efficiency"]["tog"]["p50_llm_calls"]
         > summary["efficiency"]["local"]["p50_llm_calls"]

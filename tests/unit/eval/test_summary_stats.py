@@ -151,7 +151,7 @@ def test_efficiency_percentiles_and_cost() -> None:
     assert eff["usd_total"] == pytest.approx(0.01)
     assert eff["usd_per_answer"] == pytest.approx(0.001)
     assert s["judge_usage"]["local"]["usd_total"] == pytest.approx(0.001)
-    cost = s["cost"]["local"]
+    cost = s["cost"]["by_method"]["local"]
     assert cost["total_usd"] == pytest.approx(0.011)
     assert cost["judge_usd_per_answer"] == pytest.approx(0.0001)
 
@@ -162,7 +162,7 @@ def test_unpriced_model_is_null_cost_not_zero() -> None:
     assert s["efficiency"]["local"]["usd_total"] is None
     assert s["efficiency"]["local"]["usd_per_answer"] is None
     assert s["judge_usage"]["local"]["usd_total"] is None
-    assert s["cost"]["local"]["total_usd"] is None
+    assert s["cost"]["by_method"]["local"]["total_usd"] is None
 
 
 def test_unanimous_share_of_judge_trials() -> None:

@@ -50,7 +50,10 @@ def test_the_summary_says_unknown_with_the_count_never_a_partial_sum() -> None:
     assert mine["p50_latency"] is None and mine["usd_per_answer"] is None
     assert mine["stated"]["llm_calls"] == 1 and mine["stated"]["cost_usd"] == 1
     assert mine["searches"] == 3 and mine["n"] == 3
-    assert s["cost"]["mine"]["search_usd"] is None and s["cost"]["mine"]["total_usd"] is None
+    assert (
+        s["cost"]["by_method"]["mine"]["search_usd"] is None
+        and s["cost"]["by_method"]["mine"]["total_usd"] is None
+    )
     # gtog's own searches know every figure
     assert local["total_llm_calls"] == 6 and local["stated"]["llm_calls"] == 3
     assert local["usd_total"] == 0.03
