@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from gtog.cli.progress import LOG_NAME
 from gtog.cli.say import error
 from gtog.cli.say import warning as say_warning
 
 if TYPE_CHECKING:
-    from gtog.eval.results.records import MethodRecord, PairRecord
     from gtog.eval.run import EvalRun
 
 __all__ = [
@@ -35,8 +35,6 @@ err = Console(stderr=True)
 
 eval_app = typer.Typer(name="eval", invoke_without_command=True, no_args_is_help=False)
 """`gtog eval` runs an evaluation; `gtog eval report DIR` writes a run's page and CSV."""
-
-LOG_NAME = "eval.log"
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -72,7 +70,7 @@ def _show_summary(run: EvalRun, summary_path: Path) -> dict:
 
 def _print_cost(summary: dict) -> None:
     """One line: what the run paid, what the cache saved, its estimate and limit."""
-    from gtog.cli.progress import cost_line
+    from gtog.eval.results.spend import cost_line
 
     line = cost_line(summary.get("cost") or {})
     if line:
@@ -103,29 +101,10 @@ def _check_gates(run: EvalRun, gates: list) -> None:
             raise InputError(f"--fail-under {g.method}: not a method of this run")
 
 
-def _last(record: MethodRecord | PairRecord) -> str:
-    """The progress bar's note on the item that just finished: `tog lh-03 ok`."""
-    from gtog.eval.results.records import PairRecord
-
-    if isinstance(record, PairRecord):
-        what = f"{record.a}/{record.b} {record.criterion[:12]}"
-        outcome = record.judgement.winner or "unscored"
-    else:
-        what = record.method
-        outcome = "failed" if record.error else "ok"
-    return f"{what} {record.qid[:16]} {outcome}"
-
-
 def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
     """Run with logs captured and a progress bar; write results; return the exit code."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from gtog.cli.progress import EtaColumn, SpendColumn
-    from gtog.errors import FatalRunError
-    from gtog.eval.results.spend import cost_context
-    from gtog.eval.run import run_evaluation_async, write_results
-    from gtog.llm import run_sync
-    from gtog.logs import capture_logs
+    from gtog.cli.progress import run_with_progress
+    from gtog.eval.run import write_results
 
     todo, to_judge, to_compare = run.todo, run.to_judge, run.pairs_todo
     judging = f", {len(to_judge)} to re-judge" if to_judge else ""
@@ -139,47 +118,19 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
         f"{len(run.done)} already done -> {run.output_dir}",
         highlight=False,
     )
-    progress = Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(bar_width=24),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        EtaColumn(),
-        SpendColumn(run.budget, cost_context(run.output_dir)["estimate_usd"]),
-        TextColumn("{task.fields[last]}", markup=False),
-        console=err,
-        disable=quiet,
-    )
-    code = 0
-    with capture_logs(run.output_dir / LOG_NAME, run.redactor):
-        try:
-            with progress:
-                total = [len(todo) + len(to_judge)]
-                task = progress.add_task("evaluating", total=total[0], last="")
+    written: list[tuple[Path, Path]] = []
 
-                def more(n: int) -> None:  # comparisons start as their answers land
-                    total[0] += n
-                    progress.update(task, total=total[0])
+    def write() -> None:
+        if run.done:
+            written.append(write_results(run))
 
-                def done(record: MethodRecord | PairRecord) -> None:
-                    progress.update(task, advance=1, last=_last(record))
-
-                run_sync(run_evaluation_async(run, on_record=done, on_scheduled=more))
-        except FatalRunError as exc:
-            error(err, exc, label="stopped")
-            code = 1
-        except KeyboardInterrupt:
-            err.print("interrupted: finished records are in the checkpoint; rerun with --resume")
-            code = 130
-        finally:
-            if run.done:
-                detailed, summary_path = write_results(run)
+    code = run_with_progress(run, quiet, err, on_exit=write)
     if not run.done:  # nothing finished: a failure, unless there was nothing to do (an empty shard)
         return code or (1 if run.pairs else 0)
     from gtog.eval.report.publish import REPORT_NAME
     from gtog.eval.results.flat import CSV_NAME
 
+    detailed, summary_path = written[0]
     summary = _show_summary(run, summary_path)
     _print_cost(summary)
     _print_errors(run)

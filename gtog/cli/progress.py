@@ -10,16 +10,30 @@ exists from the first item on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.progress import ProgressColumn, Task
 from rich.text import Text
 
 if TYPE_CHECKING:
+    from gtog.eval.results.records import MethodRecord, PairRecord
+    from gtog.eval.run import EvalRun
     from gtog.llm.budget import Budget
 
-__all__ = ["EtaColumn", "SpendColumn", "cost_line", "eta_seconds", "spend_text"]
+__all__ = [
+    "LOG_NAME",
+    "EtaColumn",
+    "SpendColumn",
+    "eta_seconds",
+    "run_with_progress",
+    "spend_text",
+]
+
+LOG_NAME = "eval.log"
+"""Every log record of a run (keys masked), in its output folder."""
 
 
 def eta_seconds(elapsed: float | None, completed: float, total: float | None) -> float | None:
@@ -76,22 +90,69 @@ class SpendColumn(ProgressColumn):
         return Text(spend_text(self.budget, self.estimate_usd), style="progress.data.speed")
 
 
-def cost_line(cost: dict) -> str:
-    """The summary's `cost` in one line: `cost: $0.0412 spent; the cache replayed 57 of
-    80 calls ($0.0301 saved); estimate $0.0800; limit $0.1000`."""
-    spent = cost.get("spent_usd")
-    cache = cost.get("cache") or {}
-    if spent is None and not cache:
-        return ""
-    parts = [f"{_usd(spent)} spent" if spent is not None else "USD unknown (no price)"]
-    hits, misses = cache.get("hits") or 0, cache.get("misses") or 0
-    if hits:
-        parts.append(
-            f"the cache replayed {hits} of {hits + misses} calls "
-            f"({_usd(cache.get('usd_saved') or 0.0)} saved)"
-        )
-    if cost.get("estimate_usd") is not None:
-        parts.append(f"estimate {_usd(cost['estimate_usd'])}")
-    if cost.get("limit_usd") is not None:
-        parts.append(f"limit {_usd(cost['limit_usd'])}")
-    return "cost: " + "; ".join(parts)
+def last_item(record: MethodRecord | PairRecord) -> str:
+    """The progress bar's note on the item that just finished: `tog lh-03 ok`."""
+    from gtog.eval.results.records import PairRecord
+
+    if isinstance(record, PairRecord):
+        what = f"{record.a}/{record.b} {record.criterion[:12]}"
+        outcome = record.judgement.winner or "unscored"
+    else:
+        what = record.method
+        outcome = "failed" if record.error else "ok"
+    return f"{what} {record.qid[:16]} {outcome}"
+
+
+def run_with_progress(
+    run: EvalRun, quiet: bool, console: Console, on_exit: Callable[[], None] | None = None
+) -> int:
+    """Run what is left of `run` with its logs captured and a progress bar; `on_exit` runs
+    however it ends. The exit code: 0, 1 (a fatal error or a limit stopped it), 130."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from gtog.cli.say import error
+    from gtog.errors import FatalRunError
+    from gtog.eval.results.spend import cost_context
+    from gtog.eval.run import run_evaluation_async
+    from gtog.llm import run_sync
+    from gtog.logs import capture_logs
+
+    progress = Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(bar_width=24),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        EtaColumn(),
+        SpendColumn(run.budget, cost_context(run.output_dir)["estimate_usd"]),
+        TextColumn("{task.fields[last]}", markup=False),
+        console=console,
+        disable=quiet,
+    )
+    code = 0
+    with capture_logs(run.output_dir / LOG_NAME, run.redactor):
+        try:
+            with progress:
+                total = [len(run.todo) + len(run.to_judge)]
+                task = progress.add_task("evaluating", total=total[0], last="")
+
+                def more(n: int) -> None:  # comparisons start as their answers land
+                    total[0] += n
+                    progress.update(task, total=total[0])
+
+                def done(record: MethodRecord | PairRecord) -> None:
+                    progress.update(task, advance=1, last=last_item(record))
+
+                run_sync(run_evaluation_async(run, on_record=done, on_scheduled=more))
+        except FatalRunError as exc:
+            error(console, exc, label="stopped")
+            code = 1
+        except KeyboardInterrupt:
+            console.print(
+                "interrupted: finished records are in the checkpoint; rerun with --resume"
+            )
+            code = 130
+        finally:
+            if on_exit is not None:
+                on_exit()
+    return code

@@ -15,8 +15,9 @@ from graphrag.query.structured_search.base import SearchResult
 from graphrag.query.structured_search.basic_search.search import BasicSearch
 
 from gtog.errors import InputError
-from gtog.search.metering import MeteredCompletion, PrefetchingCompletion, meter_model, stage
-from gtog.search.offloop import OffLoopSearch, QueryEmbedder
+from gtog.search.drift import FreshDrift
+from gtog.search.metering import MeteredCompletion, meter_model, stage
+from gtog.search.offloop import OffLoopSearch
 from gtog.search.outcome import SearchEngine
 from gtog.search.vectors import in_memory
 
@@ -322,39 +323,3 @@ async def build_drift(project: Project, options: dict[str, Any]) -> SearchEngine
         response_type=options.get("response_type", "Single Paragraph"),
     )
     return FreshDrift(_gated(engine), ds.completion_model_id)
-
-
-class FreshDrift:
-    """DRIFT with a new search state per question.
-
-    graphrag's `DRIFTSearch` keeps its query state on the engine (a second question would
-    continue the first one's actions), so each search runs a new `DRIFTSearch` over the
-    one shared context builder, with its stages metered apart.
-    """
-
-    def __init__(self, engine: Any, model_id: str) -> None:
-        inner, config = engine.model, engine.model._model_config
-        builder = engine.context_builder
-        embedder = QueryEmbedder(builder.text_embedder)
-        builder.text_embedder = embedder
-        builder.model = PrefetchingCompletion(inner, config, model_id, "primer", embedder)
-        self._builder = builder
-        self._tokenizer = engine.tokenizer
-        self._models = {
-            stage: MeteredCompletion(inner, config, model_id, stage)
-            for stage in ("primer", "action", "reduce")
-        }
-
-    async def search(self, query: str) -> SearchResult:
-        """One DRIFT search from a fresh state."""
-        from graphrag.query.structured_search.drift_search.search import DRIFTSearch
-
-        engine = DRIFTSearch(
-            model=self._models["reduce"],  # type: ignore[arg-type]
-            context_builder=self._builder,
-            tokenizer=self._tokenizer,
-        )
-        engine.primer.chat_model = self._models["primer"]  # type: ignore[assignment]
-        engine.local_search.model = self._models["action"]  # type: ignore[assignment]
-        engine.local_search = OffLoopSearch(engine.local_search)  # type: ignore[assignment]
-        return await engine.search(query)

@@ -20,6 +20,7 @@ from gtog.hashing import stable_hash
 
 if TYPE_CHECKING:
     from gtog.project import Project
+    from gtog.search.bounds import BoundFn, SearchBound
     from gtog.search.outcome import SearchEngine
 
 __all__ = [
@@ -52,6 +53,18 @@ def _builder(name: str) -> Builder:
     return build
 
 
+def _bound(name: str) -> BoundFn:
+    """`gtog.search.bounds.<name>`, imported when an estimate asks for it."""
+
+    async def bound(project: Project, options: dict[str, Any]) -> SearchBound:
+        from gtog.search import bounds
+
+        return await getattr(bounds, name)(project, options)
+
+    bound.__name__ = bound.__qualname__ = name
+    return bound
+
+
 Settings = Callable[["Project", dict[str, Any]], dict[str, Any]]
 Validate = Callable[[dict[str, Any], str], None]
 
@@ -79,6 +92,9 @@ class Method:
     """Engine options (not settings.yaml fields) that `block` also takes."""
     typed_block: bool = False
     """A configured response type is also a setting of `block` (ToG's)."""
+    bound: BoundFn | None = None
+    """(project, engine options) -> what one question can cost on that index, no model
+    call (`gtog.search.bounds`); None: unknown (`gtog eval --estimate --pilot` measures)."""
 
     def options(self, overrides: dict[str, Any], response_type: str | None) -> dict[str, Any]:
         """Engine options from `block` overrides: its extras apart, the rest as the block."""
@@ -160,13 +176,16 @@ def _graphrag_check(block: str, extras: frozenset[str] = frozenset()) -> Validat
     return check
 
 
-def _graphrag(build: Builder, block: str, extras: frozenset[str] = frozenset()) -> Method:
+def _graphrag(
+    build: Builder, block: str, extras: frozenset[str] = frozenset(), bound: str | None = None
+) -> Method:
     return Method(
         build,
         _graphrag_settings(block, extras),
         block=block,
         validate=_graphrag_check(block, extras),
         extras=extras,
+        bound=_bound(bound) if bound else None,
     )
 
 
@@ -198,18 +217,22 @@ def _tog_check(overrides: dict[str, Any], source: str) -> None:
 
 
 METHODS: dict[str, Method | Builder] = {
-    "local": _graphrag(_builder("build_local"), "local_search", _LEVEL),
-    "basic": _graphrag(_builder("build_basic"), "basic_search"),
+    "local": _graphrag(_builder("build_local"), "local_search", _LEVEL, "bound_local"),
+    "basic": _graphrag(_builder("build_basic"), "basic_search", bound="bound_basic"),
     "global": _graphrag(
-        _builder("build_global"), "global_search", _LEVEL | {"dynamic_community_selection"}
+        _builder("build_global"),
+        "global_search",
+        _LEVEL | {"dynamic_community_selection"},
+        "bound_global",
     ),
-    "drift": _graphrag(_builder("build_drift"), "drift_search", _LEVEL),
+    "drift": _graphrag(_builder("build_drift"), "drift_search", _LEVEL, "bound_drift"),
     "tog": Method(
         _builder("build_tog"),
         _tog_settings,
         block="tog_search",
         validate=_tog_check,
         typed_block=True,
+        bound=_bound("bound_tog"),
     ),
 }
 """Method name -> `Method` (or a plain async builder). One entry adds a method."""

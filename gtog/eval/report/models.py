@@ -78,6 +78,8 @@ class Header:
     run: RunStatus | None = None
     notes: list[str] = field(default_factory=list)
     """Records the summary left out and why (`metadata.notes`: other settings, other judge)."""
+    spend: str = ""
+    """What the run paid, saved by the cache, was estimated at and limited to (`cost`)."""
 
 
 @dataclass(frozen=True)

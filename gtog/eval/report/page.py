@@ -15,6 +15,7 @@ A missing score is None (unscored), never 0.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ from gtog.eval.report.questions import (
 )
 from gtog.eval.report.readers import as_dict, as_int, as_interval, as_num, as_str
 from gtog.eval.report.versus import head_to_head
+from gtog.eval.results.spend import cost_line
 
 __all__ = ["error_kind", "page_data", "primary_metric", "tog_paths"]
 
@@ -377,7 +379,10 @@ def page_data(
     ]
     scores = _scores(summary, methods, metrics)
     return PageData(
-        header=_header(meta, questions, methods, metrics, partial),
+        header=replace(
+            _header(meta, questions, methods, metrics, partial),
+            spend=cost_line(as_dict(summary.get("cost"))).removeprefix("cost: "),
+        ),
         primary=primary,
         scores=scores,
         comparisons=_comparisons(summary),

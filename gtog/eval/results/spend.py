@@ -17,7 +17,7 @@ from typing import Any
 
 from gtog.eval.results.records import MethodRecord, PairRecord
 
-__all__ = ["ESTIMATE_NAME", "SPEND_NAME", "cost_context", "run_cost"]
+__all__ = ["ESTIMATE_NAME", "SPEND_NAME", "cost_context", "cost_line", "run_cost"]
 
 ESTIMATE_NAME = "estimate.json"
 SPEND_NAME = "spend.json"
@@ -88,3 +88,30 @@ def cost_context(output_dir: Path) -> dict[str, float | None]:
         "estimate_usd": float(usd) if isinstance(usd, int | float) else None,
         "limit_usd": float(limit) if isinstance(limit, int | float) else None,
     }
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def cost_line(cost: dict[str, Any]) -> str:
+    """The summary's `cost` in one line: `cost: $0.0412 spent; the cache replayed 57 of
+    80 calls ($0.0301 saved); estimate $0.0800; limit $0.1000`."""
+    spent = cost.get("spent_usd")
+    cache = cost.get("cache") or {}
+    if spent is None and not cache:
+        return ""
+    parts = [f"{_usd(spent)} spent" if spent is not None else "USD unknown (no price)"]
+    hits, misses = cache.get("hits") or 0, cache.get("misses") or 0
+    if hits:
+        parts.append(
+            f"the cache replayed {hits} of {hits + misses} calls "
+            f"({_usd(cache.get('usd_saved') or 0.0)} saved)"
+        )
+    if cost.get("estimate_usd") is not None:
+        parts.append(f"estimate {_usd(cost['estimate_usd'])}")
+    if cost.get("limit_usd") is not None:
+        parts.append(f"limit {_usd(cost['limit_usd'])}")
+    return "cost: " + "; ".join(parts)

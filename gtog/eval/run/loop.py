@@ -29,6 +29,7 @@ from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.checkpoint import Checkpoint
 from gtog.eval.run.engines import Engines
 from gtog.eval.run.guard import Guard, parse_budget
+from gtog.eval.run.manifest import remember
 from gtog.eval.run.outputs import write_results
 from gtog.eval.run.pairwise import PairQueue
 from gtog.eval.run.preparation import check_vector_sizes, prepare
@@ -285,7 +286,8 @@ async def run_evaluation_async(
     group_of: list[asyncio.TaskGroup] = []
 
     def compare_later(record: MethodRecord) -> None:
-        wanted = pair_queue.add(record) if record.qid in items else []
+        held = record.qid in items and (run.subset is None or record.qid in run.subset)
+        wanted = pair_queue.add(record) if held else []
         for criterion, a, b in wanted:
             group_of[0].create_task(compare_one(items[record.qid], criterion, a, b))
         if wanted and on_scheduled is not None:
@@ -300,6 +302,8 @@ async def run_evaluation_async(
     def land(record: MethodRecord | PairRecord) -> None:
         checkpoint.append(record)
         save_spend(run)
+        if isinstance(record, MethodRecord):
+            remember(run, record)  # what the cache now holds of it, for estimates
 
     async def compare_one(item: QAItem, criterion: str, a: str, b: str) -> None:
         async with limit:

@@ -439,11 +439,20 @@ def test_an_overloaded_provider_loses_no_score(
 def test_twenty_kills_and_resumes_land_every_pair_once(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
+    """... and pay for little more than an uninterrupted run: the finished calls of a
+    killed pair are in the model-call cache, so only the calls in flight are lost."""
     import time
+
+    (tmp_path / "whole").mkdir()
+    whole = make_eval_root(tmp_path / "whole", example_indexes)
+    llm_server.delay = 0.05
+    done = gtog("eval", "--root", str(whole), "-j", "2", "-q")
+    assert done.returncode == 0, done.stderr
+    uninterrupted = len(llm_server.log)
+    llm_server.clear_log()
 
     root = make_eval_root(tmp_path, example_indexes)
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
-    llm_server.delay = 0.05
     base = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-j", "2", "-q"]
 
     def landed() -> int:
@@ -477,6 +486,9 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
     assert len(keys) == len(set(keys)) == 20  # every (question, method) exactly once
     detailed, _ = load_results(root)
     assert sum(len(q["methods"]) for q in detailed["results"]) == 20
+    time.sleep(4 * llm_server.delay)  # the replies a killed run left open are logged
+    paid = len(llm_server.log)  # every request of every round, the killed ones' included
+    assert paid <= 1.1 * uninterrupted, (paid, uninterrupted, kills)
 
 
 class _Unprintable:

@@ -1,0 +1,149 @@
+"""The model-call cache's keys and store, the call gate, and spending budgets (issue 33)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+from graphrag_llm.config import ModelConfig
+
+from gtog.llm.budget import Budget, LimitReached, Limits, charge, pair_budget, run_budget
+from gtog.llm.cache import CallStore, call_key, draw
+from gtog.llm.gate import CALL_GATE, RunCalls, model_calls
+from gtog.llm.repeat import answering_epoch
+
+
+def _config(**kw: object) -> ModelConfig:
+    base = {"model_provider": "openai", "model": "gpt-4o-mini", "api_key": "sk-1"}
+    return ModelConfig(**{**base, **kw})
+
+
+REQUEST = {"messages": [{"role": "user", "content": "Who keeps the lighthouse?"}]}
+
+
+def test_the_key_is_what_reaches_the_provider() -> None:
+    key = call_key("chat", _config(), REQUEST)
+    same = [
+        call_key("chat", _config(api_key="sk-2", api_base="http://elsewhere/v1"), REQUEST),
+        call_key("chat", _config(), {**REQUEST, "timeout": 30, "metrics": {}, "stream": False}),
+        call_key("chat", _config(call_args={"max_retries": 0}), REQUEST),
+    ]
+    assert same == [key] * 3
+    with answering_epoch(1), draw("trial", 1):  # the first repeat and draw add nothing
+        assert call_key("chat", _config(), REQUEST) == key
+    different = [
+        call_key("embedding", _config(), REQUEST),
+        call_key("chat", _config(model="gpt-4o"), REQUEST),
+        call_key("chat", _config(call_args={"temperature": 0.5}), REQUEST),
+        call_key("chat", _config(), {**REQUEST, "temperature": 0.2}),
+        call_key("chat", _config(), {**REQUEST, "response_format": {"type": "json_object"}}),
+        call_key("chat", _config(), {"messages": [{"role": "user", "content": "Who?"}]}),
+    ]
+    with answering_epoch(2):
+        different.append(call_key("chat", _config(), REQUEST))
+    with draw("trial", 2):
+        different.append(call_key("chat", _config(), REQUEST))
+        with draw("attempt", 2):
+            different.append(call_key("chat", _config(), REQUEST))
+    assert len({key, *different}) == len(different) + 1
+
+
+def test_a_pydantic_response_format_is_keyed_by_its_schema() -> None:
+    from pydantic import BaseModel
+
+    class A(BaseModel):
+        score: int
+
+    class B(BaseModel):
+        score: str
+
+    B.__name__ = "A"
+    keys = {call_key("chat", _config(), {**REQUEST, "response_format": m}) for m in (A, B)}
+    assert len(keys) == 2
+
+
+def test_the_store_keeps_whole_entries_and_misses_broken_ones(tmp_path: Path) -> None:
+    store = CallStore(tmp_path / "cache")
+    assert store.get("ab" * 32) is None
+    store.put("ab" * 32, {"response": {"x": 1}})
+    assert store.get("ab" * 32) == {"response": {"x": 1}}
+    assert store.path("ab" * 32).parent.name == "ab"
+    store.path("cd" * 32).parent.mkdir(parents=True)
+    store.path("cd" * 32).write_text('{"result": {"resp')  # torn by a power cut
+    assert store.get("cd" * 32) is None
+    assert not list(store.root.rglob("*.tmp"))
+
+
+def _hammer(root: str, n: int, worker: int) -> int:
+    """Write one key `n` times and read it between writes; count torn reads."""
+    store = CallStore(Path(root))
+    torn = 0
+    for i in range(n):
+        store.put("ee" * 32, {"response": {"text": "x" * 20_000, "by": worker, "i": i}})
+        value = store.get("ee" * 32)
+        if value is None or len(value["response"]["text"]) != 20_000:
+            torn += 1
+    return torn
+
+
+def test_many_processes_write_one_key_and_no_reader_sees_half(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(4) as pool:
+        torn = pool.starmap(_hammer, [(str(tmp_path), 60, w) for w in range(4)])
+    assert torn == [0, 0, 0, 0]
+    entry = json.loads(CallStore(tmp_path).path("ee" * 32).read_text())
+    assert entry["result"]["response"]["i"] == 59
+
+
+def test_the_gate_replays_stored_replies_only_during_a_run(tmp_path: Path) -> None:
+    async def main() -> None:
+        key, value = "f0" * 32, {"response": {"content": "hi"}, "metrics": {}}
+        await CALL_GATE.set(key, value)  # no run: nothing kept
+        assert await CALL_GATE.get(key) is None
+        with model_calls(RunCalls(CallStore(tmp_path))):
+            assert await CALL_GATE.get(key) is None
+            await CALL_GATE.set(key, value)
+            replay = await CALL_GATE.get(key)
+            assert replay["response"] == {"content": "hi", "gtog_cached": True}
+        with model_calls(RunCalls(None)):  # --no-cache: nothing read
+            assert await CALL_GATE.get(key) is None
+
+    asyncio.run(main())
+
+
+def test_a_reached_limit_refuses_new_requests_but_not_replays(tmp_path: Path) -> None:
+    async def main() -> None:
+        store = CallStore(tmp_path)
+        store.put("aa" * 32, {"response": {"content": "kept"}})
+        budget = Budget(Limits(usd=0.01))
+        with model_calls(RunCalls(store), budget):
+            charge(1, 100, 0.004, cached=False)
+            assert await CALL_GATE.get("bb" * 32) is None  # under the limit: goes out
+            charge(1, 100, 0.007, cached=False)
+            assert (await CALL_GATE.get("aa" * 32))["response"]["content"] == "kept"
+            with pair_budget(Limits()) as pair, pytest.raises(LimitReached) as refused:
+                await CALL_GATE.get("bb" * 32)
+            assert refused.value.scope == "run" and refused.value.what == "usd"
+            assert pair.run_refused and budget.refused == "usd"
+
+    asyncio.run(main())
+
+
+def test_budgets_charge_the_pair_always_and_the_run_only_for_what_was_sent() -> None:
+    run = Budget(Limits(calls=3))
+    with run_budget(run), pair_budget(Limits(tokens=150)) as pair:
+        charge(1, 100, 0.5, cached=True)
+        charge(1, 40, None, cached=False)
+        assert (pair.calls, pair.tokens, pair.usd, pair.usd_unknown) == (2, 140, 0.5, True)
+        assert (run.calls, run.tokens, run.usd, run.usd_unknown) == (1, 40, 0.0, True)
+        assert (run.cached_calls, run.saved_usd) == (1, 0.5)
+        assert pair.reached() is None and pair.over() is None
+        charge(1, 10, 0.0, cached=True)
+        assert pair.reached() == "tokens" and pair.over() is None  # at the limit: no more
+        charge(1, 1, 0.0, cached=False)
+        assert pair.over() == "tokens" and run.reached() is None
+    assert run.describe("calls") == "2 calls of 3"
+    assert Budget(Limits(usd=0.5), usd=0.25).describe("usd") == "$0.2500 spent of $0.5000"
