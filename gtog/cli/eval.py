@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from gtog.cli.eval_tools import diff_command, merge_command, report_command
 from gtog.cli.progress import LOG_NAME
 from gtog.cli.say import error
 from gtog.cli.say import warning as say_warning
@@ -388,120 +389,13 @@ def eval_command(
         raise typer.Exit(code)
 
 
-@eval_app.command("report", short_help="Write a run's report.html and CSV (also mid-run).")
-def report_command(
-    output_dir: Annotated[
-        Path,
-        typer.Argument(help="A gtog eval output folder (finished, still running or interrupted)."),
-    ],
-    baseline: Annotated[
-        Path | None,
-        typer.Option(
-            "--baseline",
-            help="Another run's output folder: the page also shows this run's diff against "
-            "it (paired tests, flipped questions).",
-        ),
-    ] = None,
-) -> None:
-    """Write a run's report.html and CSV (also mid-run, from its checkpoint).
-
-    OUTPUT_DIR/report.html and eval_results.csv are written from the run's results, or
-    rebuilt from its checkpoint while it runs or after it was interrupted.
-    """
-    from gtog.errors import InputError
-    from gtog.eval.report.publish import write_report
-
-    try:
-        html_path, csv_path = write_report(
-            output_dir.resolve(), baseline.resolve() if baseline else None
-        )
-    except InputError as exc:
-        raise _fail(str(exc), 2) from None
-    for path in (html_path, csv_path):
-        err.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False, markup=False)
-
-
-@eval_app.command("diff", short_help="Compare two runs: paired tests, flipped questions, cost.")
-def diff_command(
-    run_a: Annotated[Path, typer.Argument(help="The earlier run (an output folder or its JSON).")],
-    run_b: Annotated[Path, typer.Argument(help="The later run, compared with RUN_A.")],
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the diff as JSON to this file.")
-    ] = None,
-    fail_on_regression: Annotated[
-        bool,
-        typer.Option(
-            "--fail-on-regression",
-            help="Exit 1 when some method scores significantly lower in RUN_B (Holm p < 0.05).",
-        ),
-    ] = False,
-) -> None:
-    """Compare RUN_B with RUN_A on the questions both scored: per method and metric the
-    change with a paired test, the questions that flipped, and the change in cost."""
-    from gtog.errors import InputError
-    from gtog.eval.results.diff import diff_runs, regressions
-    from gtog.eval.results.diff_view import diff_table
-    from gtog.eval.results.log import read_log
-    from gtog.files import write_json_atomic
-
-    try:
-        diff = diff_runs(read_log(run_a), read_log(run_b))
-    except InputError as exc:
-        raise _fail(str(exc), 2) from None
-    out = Console(width=None if Console().is_terminal else 120)
-    out.print(diff_table(diff, str(run_a), str(run_b)))
-    if json_out is not None:
-        write_json_atomic(json_out, diff)
-        err.print(f"wrote {json_out}", highlight=False, markup=False)
-    dropped = regressions(diff)
-    for line in dropped:
-        err.print(f"regression: {line}", highlight=False, markup=False, style="red")
-    if fail_on_regression and dropped:
-        raise typer.Exit(1)
-
-
-@eval_app.command("merge", short_help="Merge the shards of a sharded run.")
-def merge_command(
-    out: Annotated[Path, typer.Argument(help="Folder for the merged run (must hold no results).")],
-    dirs: Annotated[
-        list[Path], typer.Argument(help="The shard folders (OUTPUT/shard-I-of-N), all N of them.")
-    ],
-    partial: Annotated[
-        bool,
-        typer.Option(
-            "--partial", help="Merge even if a shard has pairs or comparisons still to run."
-        ),
-    ] = False,
-) -> None:
-    """Merge the shards of a `gtog eval --shard` run into one output.
-
-    The shards must share one spec, cover every (question, method) pair once and hold every
-    head-to-head comparison the run asks for (else --partial, then `gtog eval --resume -o OUT`).
-    """
-    from gtog.errors import InputError
-    from gtog.eval.results.table import print_summary
-    from gtog.eval.run.merge import merge_runs
-
-    try:
-        result = merge_runs(out.resolve(), [d.resolve() for d in dirs], partial=partial)
-    except InputError as exc:
-        raise _fail(str(exc), 2) from None
-    for label, n in result.missing.items():
-        say_warning(err, f"shard {label}: {n} pairs not run")
-    if result.missing_comparisons:
-        say_warning(
-            err,
-            f"{result.missing_comparisons} comparisons in no shard: `gtog eval --resume -o "
-            f"{out}` judges them",
-        )
-    assert result.summary is not None
-    print_summary(json.loads(result.summary.read_text()), result.spec.judge.metrics)
-    err.print(
-        f"merged {result.shards} shards, {len(result.records)} records\n"
-        f"wrote {result.detailed}\nwrote {result.summary}",
-        highlight=False,
-        markup=False,
-    )
+_TOOLS = {
+    "report": (report_command, "Write a run's report.html and CSV (also mid-run)."),
+    "diff": (diff_command, "Compare two runs: paired tests, flipped questions, cost."),
+    "merge": (merge_command, "Merge the shards of a sharded run."),
+}
+for _name, (_command, _help) in _TOOLS.items():
+    eval_app.command(_name, short_help=_help)(_command)
 
 
 def register(app: typer.Typer) -> None:

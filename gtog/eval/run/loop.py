@@ -17,15 +17,12 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
 
 from gtog.errors import FatalRunError, describe_exception
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.currency import searched_elsewhere
-from gtog.eval.results.errors import error_kind
-from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord, unknown_efficiency
+from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import CHECKPOINT_NAME
-from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.checkpoint import Checkpoint
 from gtog.eval.run.engines import Engines
 from gtog.eval.run.guard import Guard, parse_budget
@@ -34,6 +31,7 @@ from gtog.eval.run.outputs import write_results
 from gtog.eval.run.pairwise import PairQueue
 from gtog.eval.run.preparation import check_vector_sizes, prepare
 from gtog.eval.run.schedule import IndexSchedule
+from gtog.eval.run.searching import Engine, search_into
 from gtog.eval.run.spending import (
     Abandoned,
     LimitStop,
@@ -45,141 +43,14 @@ from gtog.eval.run.spending import (
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import Judgement, score_answer
 from gtog.eval.scoring.pairwise import PairJudgement
-from gtog.llm import CUT_REASONS, fatal_reason, run_sync
+from gtog.llm import fatal_reason, run_sync
 from gtog.llm.ahead import embeddings_ahead
 from gtog.llm.budget import Limits, pair_budget
-from gtog.search import SearchEngine, SearchFailed, context_threads, retrieved_sources, run_search
-from gtog.search.endpoints import USAGE_FIELDS
-from gtog.search.http import HttpEngine
+from gtog.search import context_threads
 
 __all__ = ["ProgressHook", "run_evaluation", "run_evaluation_async"]
 
 logger = logging.getLogger(__name__)
-
-Engine = SearchEngine | AnswerBook
-
-
-def _context_str(context: Any) -> str:
-    if isinstance(context, dict):
-        return "\n\n".join(str(v) for v in context.values())
-    if isinstance(context, list):
-        return "\n\n".join(str(v) for v in context)
-    return str(context or "")
-
-
-def _read_answer(run: EvalRun, item: QAItem, record: MethodRecord, book: AnswerBook) -> str | None:
-    """Fill `record` from an answers file; a question it does not answer is the pair's error."""
-    line = book.get(item)
-    if line is None:
-        record.error = f"no answer in {book.path.name}"
-        record.error_kind = "no answer"
-        return None
-    record.response = line.answer
-    # what the line does not state is unknown (None), never 0
-    record.efficiency = unknown_efficiency(line.latency).model_copy(
-        update={
-            "llm_calls": line.llm_calls,
-            "prompt_tokens": line.prompt_tokens,
-            "output_tokens": line.output_tokens,
-            "cost_usd": line.cost_usd,
-        }
-    )
-    if run.config.output.save_intermediate:
-        record.context_text = line.context
-    return line.context
-
-
-def _stated_efficiency(seconds: float, result: Any = None) -> Efficiency:
-    """An HTTP method's cost: the latency gtog measured, and what its reply stated."""
-    stated = getattr(result, "stated", None)
-    update = {f: getattr(stated, f) for f in USAGE_FIELDS} if stated is not None else {}
-    return unknown_efficiency(seconds).model_copy(update=update)
-
-
-async def _search(
-    run: EvalRun, item: QAItem, record: MethodRecord, engine: Engine | BaseException
-) -> str | None:
-    """Fill `record` with the answer and its cost; returns the context text (None: failed)."""
-    if isinstance(engine, AnswerBook):
-        return _read_answer(run, item, record, engine)
-    if isinstance(engine, BaseException):
-        if fatal_reason(engine) is not None:
-            raise engine
-        record.error = f"could not build the {record.method} engine: {describe_exception(engine)}"
-        record.error_kind = "engine"
-        return None
-    http = isinstance(engine, HttpEngine)
-    try:
-        outcome = await run_search(
-            engine, item.question, timeout=run.config.timeouts.search, question_id=item.qid
-        )
-    except SearchFailed as failed:
-        record.error = str(failed)
-        record.error_kind = error_kind(str(failed), _cause(failed))
-        record.efficiency = (
-            _stated_efficiency(failed.seconds)
-            if http
-            else _efficiency(failed.usage, failed.seconds)
-        )
-        return None
-    result = outcome.result
-    record.response = result.response if isinstance(result.response, str) else str(result.response)
-    record.efficiency = (
-        _stated_efficiency(outcome.seconds, result)
-        if http
-        else _efficiency(outcome.usage, outcome.seconds, result)
-    )
-    if outcome.cut is not None:
-        record.finish_reason = outcome.cut
-        if run.config.truncated_answers == "error":  # kept, but never judged as an answer
-            record.error = f"answer {CUT_REASONS[outcome.cut]} (finish_reason: {outcome.cut})"
-            record.error_kind = "truncated"
-            return None
-    _record_exploration(record, result.context_data)
-    context = _context_str(result.context_text)
-    if run.config.output.save_intermediate:
-        record.context_text = context
-        record.sources = retrieved_sources(result)
-    return context
-
-
-def _record_exploration(record: MethodRecord, context_data: Any) -> None:
-    """ToG's exploration tree and evidence paths (kept whatever save_intermediate says:
-    they are small, and failure attribution reads them)."""
-    from gtog.tog.trace import exploration_json
-
-    tree = exploration_json(context_data)
-    if tree is not None:
-        record.exploration, record.paths = tree
-
-
-def _cause(failed: SearchFailed) -> str | None:
-    """The kind a failed search's cause names (an HTTP method's `http 500`), else the
-    cause's class; None without a cause (then the classifier reads the message)."""
-    cause = failed.__cause__
-    if cause is None:
-        return None
-    return str(getattr(cause, "error_kind", None) or type(cause).__name__)
-
-
-def _efficiency(usage: Any, seconds: float, result: Any = None) -> Efficiency:
-    calls = dict(getattr(result, "llm_calls_categories", None) or usage.llm_calls)
-    prompt = dict(getattr(result, "prompt_tokens_categories", None) or usage.prompt_tokens)
-    output = dict(getattr(result, "output_tokens_categories", None) or usage.output_tokens)
-    return Efficiency(
-        latency=seconds,
-        llm_calls=usage.total_calls,
-        prompt_tokens=usage.total_prompt_tokens,
-        output_tokens=usage.total_output_tokens,
-        llm_calls_categories=calls,
-        prompt_tokens_categories=prompt,
-        output_tokens_categories=output,
-        cost_usd=usage.cost_usd,
-        embedding_calls=usage.embedding_calls,
-        embedding_tokens=usage.embedding_tokens,
-        cached_calls=usage.cached_calls,
-        usd_saved=usage.cached_usd,
-    )
 
 
 async def _judge(run: EvalRun, item: QAItem, record: MethodRecord, context: str | None) -> None:
@@ -215,7 +86,7 @@ async def _evaluate_one(
     )
     with pair_spending(run) as budget:  # the pair's limits (and the run's)
         try:
-            context = await _search(run, item, record, engine)
+            context = await search_into(run, item, record, engine)
             if record.error is None:
                 await _judge(run, item, record, context)
         except FatalRunError:

@@ -6,25 +6,18 @@ folder (locked; resume, rescore, refuse or back up by what it holds).
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gtog.errors import InputError
 from gtog.eval.dataset import QAItem, load_dataset
-from gtog.eval.results.log import read_checkpoint_contents
 from gtog.eval.results.spec import (
-    CHECKPOINT_NAME,
-    DETAILED_NAME,
-    QA_DIR,
-    SUMMARY_NAME,
     ShardSpec,
-    search_changes,
-    spec_changes,
 )
 from gtog.eval.run.answers import GROUP_FIELD, AnswerBook, load_answers
 from gtog.eval.run.config import EvalConfig, load_eval_config
+from gtog.eval.run.folder import open_output
 from gtog.eval.run.guard import parse_budget
 from gtog.eval.run.judging import (
     judge_prompts,
@@ -37,7 +30,7 @@ from gtog.eval.run.methods import RunMethod, resolve_methods
 from gtog.eval.run.pairwise import plan_pairwise
 from gtog.eval.run.shard import SPLIT
 from gtog.eval.run.spec import build_spec
-from gtog.eval.run.spending import SPEND_NAME, open_spending, spending
+from gtog.eval.run.spending import open_spending, spending
 from gtog.eval.run.state import EvalOptions, EvalRun
 from gtog.eval.scoring import build_scorers
 from gtog.project import Project, load_project
@@ -230,69 +223,6 @@ def _secrets(projects: dict[str, Project], methods: dict[str, RunMethod]) -> lis
     return keys
 
 
-def _backup(path: Path) -> None:
-    """Rename `path` to `<name>.<time>.bak` (`-2`, `-3`, ... when that name is taken)."""
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.{stamp}.bak")
-    n = 1
-    while target.exists() or target.is_symlink():
-        n += 1
-        target = path.with_name(f"{path.name}.{stamp}-{n}.bak")
-    path.rename(target)
-
-
-def _refusal(path: Path, changes: list[str], judge_only: bool) -> InputError:
-    hint = "use --force to resume anyway, or a new --output"
-    if judge_only:
-        hint = "use --rescore to re-judge the saved answers, --force to resume anyway"
-    return InputError(f"{path}: cannot resume: {'; '.join(changes)} ({hint})")
-
-
-def _open_output(run: EvalRun) -> None:
-    """Check the output folder against the options: resume, rescore, refuse or back up."""
-    options, out = run.options, run.output_dir
-    checkpoint = out / CHECKPOINT_NAME
-    existing = [
-        p for p in (checkpoint, out / DETAILED_NAME, out / SUMMARY_NAME, out / QA_DIR) if p.exists()
-    ]
-    if options.rescore or options.resume:
-        c = read_checkpoint_contents(checkpoint)
-        if options.rescore:  # the saved answers, judged by the current judge
-            run.spec = c.spec.model_copy(
-                update={
-                    "judge": run.spec.judge,
-                    "pairwise": run.spec.pairwise,
-                    "group_by": run.spec.group_by,
-                }
-            )
-        else:
-            changes = spec_changes(c.spec, run.spec)
-            if changes and not options.force:
-                only_judge = not search_changes(c.spec, run.spec)
-                raise _refusal(checkpoint, changes, only_judge)
-        run.done, run.pairs_done, run.intact_bytes = c.records, c.pairs, c.intact
-        run.mode = "rescore" if options.rescore else "resume"
-        return
-    if not existing or (options.dry and options.force):  # an estimate of a fresh start
-        return
-    if not options.force:
-        if checkpoint.is_file():
-            c = read_checkpoint_contents(checkpoint)
-            if not spec_changes(c.spec, run.spec):
-                run.done, run.pairs_done, run.intact_bytes = c.records, c.pairs, c.intact
-                run.mode = "resume"
-                if not run.todo and not run.to_judge and not run.pairs_todo:
-                    run.mode = "complete"
-                    return
-        raise InputError(
-            f"{out}: already holds results ({existing[0].name}); use --resume to "
-            "continue that run or --force to start over (old files are kept as *.bak)"
-        )
-    for p in [*existing, out / SPEND_NAME]:  # a new run has spent nothing yet
-        if p.exists():
-            _backup(p)
-
-
 def prepare(options: EvalOptions) -> EvalRun:
     """Validate everything and load projects; raises InputError before any work is done.
 
@@ -406,7 +336,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         )
     run.lock = OutputLock(output_dir).acquire()
     try:
-        _open_output(run)
+        open_output(run)
         _check_indexes(run)
         _index_notes(run)
         open_spending(run)

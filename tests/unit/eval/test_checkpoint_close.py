@@ -9,7 +9,7 @@ from gtog.eval.results.log import read_checkpoint
 from gtog.eval.results.records import MethodRecord
 from gtog.eval.results.spec import DatasetSpec, EvalSpec
 from gtog.eval.run.checkpoint import Checkpoint
-from gtog.eval.run.preparation import _backup
+from gtog.eval.run.folder import _backup
 
 SPEC = EvalSpec(dataset=DatasetSpec(path="qa.json", hash="d", questions=1), methods=["local"])
 
