@@ -7,7 +7,7 @@ drift and the four judges:
 
 1. `gtog eval --estimate` (bounds: no model call);
 2. `gtog eval --estimate --pilot K` (K questions per method run for real);
-3. `gtog eval` (resumes from the pilot) -- the actual spend;
+3. `gtog eval --resume` (goes on from the pilot) -- the actual spend;
 4. `gtog eval --force` (the same run from nothing: every reply from the cache).
 
 Token counts are the scripted server's (words, not BPE tokens) and USD is LiteLLM's
@@ -76,6 +76,19 @@ def _actual(summary: dict[str, Any], detailed: dict[str, Any]) -> dict[str, Any]
         }
     rows = [*out["methods"].values(), *out["judges"].values()]
     out["total"] = {f: sum(r[f] for r in rows) for f in FIGURES}
+    out["per_question"] = {
+        m: {
+            q["question_id"]: [
+                e["llm_calls"] + e["embedding_calls"],
+                e["prompt_tokens"] + e["embedding_tokens"],
+                e["output_tokens"],
+                e["cost_usd"],
+            ]
+            for q in detailed["results"]
+            for e in [q["methods"][m]["efficiency"]]
+        }
+        for m in METHODS
+    }
     return out
 
 
@@ -128,7 +141,7 @@ def run(pilot: int) -> dict[str, Any]:
             _, pilot_s = _gtog(work, "--estimate", "--pilot", str(pilot))
             estimate = json.loads((out / "estimate.json").read_text())
             pilot_requests = len(server.log) - bounds_requests
-            _, run_s = _gtog(work)
+            _, run_s = _gtog(work, "--resume")
             run_requests = len(server.log) - bounds_requests - pilot_requests
             summary = json.loads((out / "eval_results_summary.json").read_text())
             detailed = json.loads((out / "eval_results_detailed.json").read_text())

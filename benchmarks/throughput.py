@@ -138,7 +138,7 @@ def make_root(work: Path, api_base: str, per_index: int, metrics: list[str]) -> 
 
 def _eval_cmd(root: Path, method: str, concurrency: int, out: Path, *extra: str) -> list[str]:
     cmd = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-m", method]
-    return [*cmd, "-j", str(concurrency), "-o", str(out), "-q", "--force", *extra]
+    return [*cmd, "-j", str(concurrency), "-o", str(out), "-q", "--force", "--no-cache", *extra]
 
 
 def _spawn(cmds: list[list[str]], gtog_root: Path) -> tuple[float, float]:

@@ -38,17 +38,23 @@ class Estimate:
     notes: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
 
-    def total(self) -> Range:
-        """Every row, less what the cache and the checkpoint already hold."""
+    def whole(self) -> Range:
+        """Every row: the whole run, what is already held included."""
         out = Range()
         for row in [*self.methods.values(), *self.judges.values(), self.pairwise]:
             out += row
+        return out
+
+    def total(self) -> Range:
+        """Every row, less what the cache and the checkpoint already hold: what is to pay."""
+        out = self.whole()
         out.add(self.cached.scaled(-1.0))
         return out
 
     def as_json(self) -> dict[str, Any]:
-        """estimate.json: `basis`, `methods`, `judges`, `pairwise`, `cached`, `total` (with
-        `usd_low` and `usd_high`), and what the basis adds (`details`, `notes`)."""
+        """estimate.json: `basis`, `methods`, `judges`, `pairwise`, `cached`, `total` (to
+        pay, with `usd_low` and `usd_high`), `run` (the whole run, held parts included)
+        and what the basis adds (`details`, `notes`)."""
         total = self.total()
         return {
             "basis": self.basis,
@@ -61,6 +67,7 @@ class Estimate:
                 "usd_low": total.low.as_dict()["usd"],
                 "usd_high": total.high.as_dict()["usd"],
             },
+            "run": self.whole().mid.as_dict(),
             **self.details,
             "notes": self.notes,
         }

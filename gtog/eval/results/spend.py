@@ -79,11 +79,13 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def cost_context(output_dir: Path) -> dict[str, float | None]:
-    """`estimate_usd` (estimate.json's total) and `limit_usd` (the last session's, from
-    spend.json) of the run in `output_dir`; None where the file does not say."""
-    total = _read(output_dir / ESTIMATE_NAME).get("total") or {}
+    """`estimate_usd` (estimate.json's estimate of the whole run, what was already held
+    included: comparable with `spent_usd` + `cached_usd_saved`) and `limit_usd` (the last
+    session's, from spend.json) of the run in `output_dir`; None where no file says."""
+    estimate = _read(output_dir / ESTIMATE_NAME)
+    whole = estimate.get("run") or estimate.get("total") or {}
     limit = _read(output_dir / SPEND_NAME).get("limit_usd")
-    usd = total.get("usd") if isinstance(total, dict) else None
+    usd = whole.get("usd") if isinstance(whole, dict) else None
     return {
         "estimate_usd": float(usd) if isinstance(usd, int | float) else None,
         "limit_usd": float(limit) if isinstance(limit, int | float) else None,

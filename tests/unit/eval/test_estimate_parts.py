@@ -111,6 +111,12 @@ def test_estimate_json_subtracts_what_is_held_and_keeps_the_names() -> None:
         "usd_low": pytest.approx(0.8 + 0.2 - 0.3),
         "usd_high": pytest.approx(1.4 + 0.2 - 0.3),
     }
+    assert data["run"] == {  # the whole run, the held part included
+        "llm_calls": 12,
+        "prompt_tokens": 1200,
+        "output_tokens": 120,
+        "usd": pytest.approx(1.2),
+    }
     assert data["methods"]["tog"] == {
         "llm_calls": 10,
         "prompt_tokens": 1000,

@@ -1,0 +1,136 @@
+"""What twenty `kill -9`s cost: model requests of a killed-and-resumed run against an
+uninterrupted one, with the model-call cache and without (`--no-cache`).
+
+The run of tests/integration/eval/test_failsafe.py's twenty-kills test: the two example
+stories indexed with real graphrag against the scripted server (replies after 50 ms), 10
+questions x local and basic, the four judges, `-j 2`; killed (SIGKILL) in even rounds as
+soon as a reply is written, in odd rounds as soon as a record lands, then resumed, until
+every pair is done or 20 kills. Every request the server sees is counted, the killed
+runs' included.
+
+    python benchmarks/kill_waste.py [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from recording import add_record_flag, write_results
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+RESULTS = "kill_waste.json"
+
+
+def _config(root: Path, indexes: dict[str, Path]) -> Path:
+    root.mkdir(parents=True)
+    shutil.copy(REPO / "eval" / "qa_eval.json", root / "qa.json")
+    lines = "\n".join(f"  {k}: {p}" for k, p in indexes.items())
+    (root / "eval_config.yaml").write_text(
+        f"dataset:\n  path: qa.json\nindexes:\n{lines}\nmethods: [local, basic]\n"
+        "output:\n  dir: results\nconcurrency: 4\n"
+    )
+    return root
+
+
+def _landed(checkpoint: Path) -> int:
+    if not checkpoint.exists():
+        return 0
+    keys = set()
+    for line in checkpoint.read_bytes().split(b"\n")[1:]:
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        keys.add((r["qid"], r["method"]))
+    return len(keys)
+
+
+def _killed_run(server: Any, root: Path, extra: list[str]) -> dict[str, int]:
+    from tests.support.projects import subprocess_env
+
+    checkpoint = root / "results" / "eval_checkpoint.jsonl"
+    base = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-j", "2", "-q", *extra]
+    server.clear_log()
+    kills = 0
+    for round_ in range(40):
+        if _landed(checkpoint) == 20 or kills == 20:
+            break
+        before, requests = _landed(checkpoint), len(server.chat_log())
+        cmd = base + (["--resume"] if checkpoint.exists() else [])
+        proc = subprocess.Popen(
+            cmd, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if round_ % 2 == 0 and len(server.chat_log()) > requests:
+                break
+            if round_ % 2 == 1 and _landed(checkpoint) > before:
+                break
+            time.sleep(0.005)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait(timeout=30)
+    final = subprocess.run([*base, "--resume"], env=subprocess_env(), capture_output=True)
+    if final.returncode != 0:
+        raise SystemExit(final.stderr.decode()[-2000:])
+    time.sleep(0.2)
+    return {"kills": kills, "requests": len(server.log)}
+
+
+def run() -> dict[str, Any]:
+    from tests.support.projects import index_project, subprocess_env, write_project
+    from tests.support.scripted_server import ScriptedServer
+    from tests.support.world import default_rules
+
+    work = Path(tempfile.mkdtemp(prefix="gtog-kills-"))
+    try:
+        with ScriptedServer(default_rules()) as server:
+            indexes = {}
+            for key in ("lighthouse", "orchard"):
+                indexes[key] = write_project(work / key, key, server.base_url)
+                index_project(indexes[key])
+            server.delay = 0.05
+            server.clear_log()
+            whole = _config(work / "whole", indexes)
+            subprocess.run(
+                [sys.executable, "-m", "gtog", "eval", "--root", str(whole), "-j", "2", "-q"],
+                env=subprocess_env(),
+                check=True,
+                capture_output=True,
+            )
+            uninterrupted = len(server.log)
+            cached = _killed_run(server, _config(work / "cached", indexes), [])
+            bare = _killed_run(server, _config(work / "bare", indexes), ["--no-cache"])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {
+        "uninterrupted_requests": uninterrupted,
+        "with_cache": {**cached, "ratio": round(cached["requests"] / uninterrupted, 3)},
+        "without_cache": {**bare, "ratio": round(bare["requests"] / uninterrupted, 3)},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_record_flag(parser)
+    args = parser.parse_args()
+    data = run()
+    path = write_results(RESULTS, data, args.record)
+    print(json.dumps(data, indent=2))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
