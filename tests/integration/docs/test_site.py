@@ -31,7 +31,7 @@ API_PACKAGES = (
     "gtog.qa",
     "gtog.qa.aio",
 )
-"""The packages docs/reference/api.md documents (mkdocstrings reads their `__all__`)."""
+"""The packages docs/reference/api/ documents (mkdocstrings reads their `__all__`)."""
 NO_NETWORK = "http://127.0.0.1:9"
 """A proxy no connection gets through."""
 
@@ -80,8 +80,8 @@ def test_the_cli_reference_has_every_command_with_its_options(site: Path) -> Non
 
 
 def test_the_api_reference_has_every_public_name(site: Path) -> None:
-    page = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
-    anchors = set(re.findall(r'id="(gtog[\w.]*)"', page))
+    pages = (site / "reference" / "api").rglob("*.html")
+    anchors = {a for p in pages for a in re.findall(r'id="(gtog[\w.]*)"', p.read_text("utf-8"))}
     for package in API_PACKAGES:
         names = importlib.import_module(package).__all__
         missing = [n for n in names if f"{package}.{n}" not in anchors]
