@@ -86,7 +86,20 @@ def _killed_run(server: Any, root: Path, extra: list[str]) -> dict[str, int]:
     if final.returncode != 0:
         raise SystemExit(final.stderr.decode()[-2000:])
     time.sleep(0.2)
-    return {"kills": kills, "requests": len(server.log)}
+    return {"kills": kills, "requests": len(server.log), **_repeats(server.log)}
+
+
+def _repeats(log: list[Any]) -> dict[str, Any]:
+    """Requests sent more than once (the same body): the waste, by the server's rule."""
+    seen: set[str] = set()
+    by_rule: dict[str, int] = {}
+    for entry in log:
+        body = json.dumps(entry.request, sort_keys=True, default=str)
+        if body in seen:
+            rule = entry.rule or entry.kind
+            by_rule[rule] = by_rule.get(rule, 0) + 1
+        seen.add(body)
+    return {"distinct": len(seen), "repeated_by_rule": dict(sorted(by_rule.items()))}
 
 
 def run() -> dict[str, Any]:
@@ -111,12 +124,14 @@ def run() -> dict[str, Any]:
                 capture_output=True,
             )
             uninterrupted = len(server.log)
+            whole_repeats = _repeats(server.log)
             cached = _killed_run(server, _config(work / "cached", indexes), [])
             bare = _killed_run(server, _config(work / "bare", indexes), ["--no-cache"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {
         "uninterrupted_requests": uninterrupted,
+        "uninterrupted_repeats": whole_repeats,
         "with_cache": {**cached, "ratio": round(cached["requests"] / uninterrupted, 3)},
         "without_cache": {**bare, "ratio": round(bare["requests"] / uninterrupted, 3)},
     }

@@ -440,8 +440,9 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
     """... and pay again only for about the calls in flight at a kill: the finished calls
-    of a killed pair are in the model-call cache (without it, this run paid 1.9x an
-    uninterrupted run's requests; with it, 1.15x: it is killed about once per pair)."""
+    of a killed pair are in the model-call cache (benchmarks/kill_waste.py: without it,
+    this run paid 1.75x an uninterrupted run's requests; with it, 1.19x: about one request
+    in flight per kill)."""
     import time
 
     (tmp_path / "whole").mkdir()
