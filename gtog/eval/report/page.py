@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gtog.eval.report.claims import assertion_stats
 from gtog.eval.report.groups import group_tables
 from gtog.eval.report.models import (
     Baseline,
@@ -395,4 +396,5 @@ def page_data(
         groups=group_tables(summary, spec, questions, methods, metrics),
         why=_why(summary, methods),
         baseline=_baseline(diff, baseline),
+        assertions=assertion_stats(summary, methods),
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 from gtog.eval.results.abstention import AbstentionRules, abstention_summary
 from gtog.eval.results.agreement import metric_agreement
+from gtog.eval.results.assertions import assertion_summary
 from gtog.eval.results.attribution import attribution_summary
 from gtog.eval.results.records import COST_FIELDS, Efficiency, MethodRecord, unknown_efficiency
 from gtog.eval.results.spec import AnalysisSpec
@@ -336,7 +337,7 @@ def summarize(
     analysis: AnalysisSpec | None = None,
 ) -> dict[str, Any]:
     """`by_method`, `by_movie` (per index key), `comparisons`, `efficiency`, `cost`,
-    `attribution` and `metric_agreement`.
+    `attribution`, `metric_agreement` and, with the `assertions` metric, `assertions`.
 
     See `QUESTION_SETS` for which questions each mean covers; `analysis` sets the
     abstention rules and the attribution threshold (defaults: the built-in rules, 0.5).
@@ -348,6 +349,7 @@ def summarize(
     per_key = {k: [r for r in records if r.index_key == k] for k in keys}
     efficiency = {m: efficiency_summary(r for r in records if r.method == m) for m in present}
     usage = {m: judge_usage(r for r in records if r.method == m) for m in present}
+    extra = {"assertions": assertion_summary(records, present)} if "assertions" in metrics else {}
     return {
         "question_sets": QUESTION_SETS,
         "by_method": _scope(records, present, metrics, rules),
@@ -359,4 +361,5 @@ def summarize(
         "cost": {m: _cost(efficiency[m], usage[m]) for m in present},
         "attribution": attribution_summary(records, present, analysis.evidence_threshold),
         "metric_agreement": metric_agreement(records, metrics),
+        **extra,
     }

@@ -89,7 +89,10 @@ class JudgeConfig(_Strict):
     prompts_dir: str | None = None
     """A folder with <metric>.txt prompt files replacing the built-in ones."""
     trials: int = Field(default=1, ge=1, le=15)
-    """Ask each judge this many times and score by majority (a tie is unscored)."""
+    """Ask each judge this many times and score by majority (a tie is unscored); the
+    `assertions` scorer asks about each assertion this many times."""
+    assertion_threshold: float = Field(default=0.5, ge=0.0, lt=1.0)
+    """An assertion passes when more than this share of its trials find it supported."""
 
 
 class PairwiseConfig(_Strict):
