@@ -498,6 +498,18 @@ def merge_command(
     )
 
 
+def _build_commands() -> None:
+    """`eval generate` (and `eval prepare`): their own modules, on this group."""
+    from gtog.cli.generate import generate_command
+
+    eval_app.command(
+        "generate", short_help="Generate questions, answers, evidence and assertions."
+    )(generate_command)
+
+
+_build_commands()
+
+
 def register(app: typer.Typer) -> None:
     """Add the `eval` group (run an evaluation; `eval report`) to a typer app."""
     app.add_typer(eval_app, name="eval")
