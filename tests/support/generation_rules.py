@@ -197,7 +197,9 @@ def generated_answer_rule() -> Rule:
 
     return Rule(
         "search:generated",
-        lambda r: ("---Data tables---" in r.system or "---Role---" in r.system)
-        and "What does the story say about" in r.last_user,
+        lambda r: (
+            ("---Data tables---" in r.system or "---Role---" in r.system)
+            and "What does the story say about" in r.last_user
+        ),
         reply,
     )
