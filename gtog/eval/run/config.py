@@ -190,6 +190,12 @@ class EvalConfig(_Strict):
 
     dataset: DatasetConfig
     indexes: dict[str, str] = Field(min_length=1)
+    indexes_template: str | None = None
+    """A graphrag project folder whose settings.yaml, prompts/ and .env a project that
+    `gtog eval prepare` creates is made from (None: `gtog init`'s defaults)."""
+    documents: dict[str, str] = Field(default_factory=dict)
+    """Index key -> the document file (or folder of documents) to index, for keys whose
+    documents are not beside their QA file (`eval/<key>/<key>.txt`)."""
     methods: list[str] = Field(default_factory=lambda: ["tog", "local", "basic"], min_length=1)
     output: OutputConfig = Field(default_factory=OutputConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
