@@ -1,8 +1,9 @@
 """Model calls of question generation, each kept once it is answered.
 
-`CallCache` is a JSON-lines file beside the output (`<output>.calls.jsonl`): one line per
-usable reply (a generation reply, a check verdict, a question's embedding), keyed by a hash
-of the model, the sampling and the prompt. A second run, interrupted or not, asks only what
+`CallCache` is a JSON-lines file beside the output, in a hidden folder a dataset search
+passes over (`.gtog-generate/<output name>.calls.jsonl`): one line per usable reply (a
+generation reply, a check verdict, a question's embedding), keyed by a hash of the model,
+the sampling and the prompt. A second run, interrupted or not, asks only what
 is not in it; a changed prompt, source or model is a new key. Lines are appended in a
 worker thread (the event loop never waits on the disk); a torn last line is ignored.
 """

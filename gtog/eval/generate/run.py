@@ -53,6 +53,8 @@ __all__ = [
 ]
 
 CHECK_MAX_TOKENS = 300
+CACHE_FOLDER = ".gtog-generate"
+"""Beside the output, the kept calls (a hidden folder: a dataset search passes it over)."""
 
 logger = logging.getLogger(__name__)
 
@@ -241,7 +243,7 @@ async def prepare_generation(options: GenerateOptions) -> GenerationRun:
         await _plan(options, k, root, {kind: wanted[kind][k] for kind in options.classes})
         for k, root in projects.items()
     ]
-    cache_path = options.output.with_name(options.output.name + ".calls.jsonl")
+    cache_path = options.output.parent / CACHE_FOLDER / f"{options.output.name}.calls.jsonl"
     cache = await asyncio.to_thread(CallCache, cache_path)
     return GenerationRun(options, prompts, plans, wanted, cache)
 

@@ -67,8 +67,9 @@ def test_generate_writes_checked_questions_that_gtog_eval_scores_by_type(
     assert llm_server.chat_log() == [] and "0 model calls" in again.stderr
     assert json.loads((root / "questions.json").read_text()) == items
 
-    run = gtog("eval", "--root", str(root), "-q")
+    run = gtog("eval", "--root", str(root), "--build-indexes", "-q")
     assert run.returncode == 0, run.stderr
+    assert "nothing to build: all 2 indexes are complete" in run.stderr
     summary = json.loads((root / "results" / "eval_results_summary.json").read_text())
     assert sorted(summary["by_group"]["type"]) == ["global", "linked", "local"]
     assert summary["by_method"]["local"]["scored"]["assertions"] == 6

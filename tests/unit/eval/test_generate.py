@@ -204,3 +204,15 @@ def test_the_call_cache_survives_a_torn_last_line(tmp_path: Path) -> None:
     assert again.get("k1") == {"questions": []} and again.get("k2") == [0.5, 0.25]
     assert again.get("k3") is None and again.hits == 2
     assert [json.loads(x)["key"] for x in path.read_text().splitlines()[:2]] == ["k1", "k2"]
+
+
+def test_the_kept_calls_are_hidden_from_a_dataset_search(tmp_path: Path) -> None:
+    from gtog.eval.dataset import load_dataset
+    from gtog.eval.generate.run import CACHE_FOLDER
+
+    item = {"index_key": "k", "type": "local", "question": "Q?", "answer": "A", "context": ["A."]}
+    (tmp_path / "questions.json").write_text(json.dumps([item]))
+    calls = tmp_path / CACHE_FOLDER / "questions.json.calls.jsonl"
+    calls.parent.mkdir()
+    calls.write_text('{"key": "a", "value": {"questions": []}}\n{"key": "b", "va')  # torn
+    assert [i.question for i in load_dataset(tmp_path, ["k"]).items] == ["Q?"]
