@@ -175,9 +175,10 @@ def build_missing(
             markup=False,
         )
         return 0
+    keys = f"{len(prep.plans)} index key{'s' if len(prep.plans) > 1 else ''}"
     err.print(
-        f"gtog eval prepare: {len(prep.plans)} index keys: {built} complete, "
-        f"{len(prep.todo)} to build ({prep.concurrency} at a time)",
+        f"gtog eval prepare: {keys}: {built} complete, {len(prep.todo)} to build "
+        f"({min(prep.concurrency, len(prep.todo))} at a time)",
         highlight=False,
         markup=False,
     )
