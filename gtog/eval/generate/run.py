@@ -1,6 +1,6 @@
 """`gtog eval generate`: questions, reference answers, evidence and assertions from indexes.
 
-For each index and class, sources are picked (`sources`), each asked for up to
+For each index and class, sources are picked (`plan`, `sources`), each asked for up to
 `per_source` questions (`drafts`); a question whose evidence is found in the source's
 text units is a candidate, and a second call checks it (answerable from its evidence, not
 from the question alone). Candidates that pass are embedded and near-duplicates dropped
@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from gtog.errors import InputError
+from gtog.errors import FatalRunError, InputError, describe_exception
 from gtog.eval.generate.calls import CallCache, ask_cached, embed_cached
 from gtog.eval.generate.drafts import (
     Candidate,
@@ -31,17 +29,11 @@ from gtog.eval.generate.drafts import (
     draft_prompt,
     load_generation_prompts,
 )
+from gtog.eval.generate.plan import GenerateOptions, IndexPlan, index_projects, plan_index
 from gtog.eval.generate.selection import near_duplicates, quotas, sample
-from gtog.eval.generate.sources import (
-    CLASSES,
-    Source,
-    global_sources,
-    linked_sources,
-    local_sources,
-    units_of,
-)
+from gtog.eval.generate.sources import CLASSES, Source
 from gtog.hashing import stable_hash
-from gtog.llm import ChatModel, EmbeddingModel, UsageTally, metering
+from gtog.llm import UsageTally, fatal_reason, metering
 
 __all__ = [
     "ClassStats",
@@ -57,34 +49,6 @@ CACHE_FOLDER = ".gtog-generate"
 """Beside the output, the kept calls (a hidden folder: a dataset search passes it over)."""
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class GenerateOptions:
-    """What to generate, from which indexes, and how."""
-
-    root: Path
-    output: Path
-    index_keys: list[str] | None = None
-    """Keys under the config's `indexes` (or project folders under `root`); None: all."""
-    n: int = 60
-    """Questions per class, over all the indexes (spread evenly)."""
-    classes: tuple[str, ...] = CLASSES
-    per_source: int = 3
-    oversample: float = 2.0
-    dedup: float = 0.9
-    """Cosine similarity of two questions' embeddings at or above which the later one is a
-    near-duplicate."""
-    seed: int = 0
-    prompts_dir: Path | None = None
-    model_id: str | None = None
-    """A completion model id of each index's settings; None: its local_search model."""
-    concurrency: int = 4
-    temperature: float | None = 0.0
-    max_tokens: int = 2000
-    config_path: Path | None = None
-    model_overrides: Callable[[Path], dict[str, Any]] | None = None
-    """graphrag config overrides per project root (`--local`)."""
 
 
 @dataclass
@@ -106,18 +70,6 @@ class ClassStats:
         """Count one candidate under `reason` in `dropped` or `failed_check`."""
         target = getattr(self, into)
         target[reason] = target.get(reason, 0) + 1
-
-
-@dataclass
-class IndexPlan:
-    """One index: its models and the sources asked per class."""
-
-    key: str
-    root: Path
-    model: ChatModel
-    embedder: EmbeddingModel
-    sources: dict[str, list[Source]]
-    secrets: list[str]
 
 
 @dataclass
@@ -154,76 +106,6 @@ class GenerateResult:
     cache_hits: int = 0
 
 
-def _projects(options: GenerateOptions) -> dict[str, Path]:
-    """index key -> project folder, from the eval config's `indexes` or folders under root."""
-    from gtog.eval.run.config import load_eval_config
-
-    root = options.root
-    config_path = options.config_path or root / "eval_config.yaml"
-    if options.config_path is not None or config_path.is_file():
-        config = load_eval_config(config_path)
-        known = {k: root / p for k, p in config.indexes.items()}  # (an absolute p stays p)
-    else:
-        known = {p.name: p for p in sorted(root.iterdir()) if p.is_dir()} if root.is_dir() else {}
-    keys = options.index_keys or list(known)
-    if not keys:
-        raise InputError(f"{root}: no indexes (no eval_config.yaml, no project folders)")
-    missing = [k for k in keys if k not in known]
-    if missing:
-        where = config_path if config_path.is_file() else root
-        raise InputError(f"{where}: --index {missing[0]}: no such index key ({', '.join(known)})")
-    return {k: known[k] for k in keys}
-
-
-async def _plan(options: GenerateOptions, key: str, root: Path, want: dict[str, int]) -> IndexPlan:
-    from gtog.llm import chat_model_from_config, embedding_model_from_config
-    from gtog.project import load_project
-
-    overrides = options.model_overrides(root) if options.model_overrides else None
-    project = await asyncio.to_thread(load_project, root, overrides)
-    config = project.config
-    model_id = options.model_id or config.local_search.completion_model_id
-    if model_id not in config.completion_models:
-        raise InputError(
-            f"{project.settings_path}: --model {model_id!r} is not under completion_models"
-        )
-    embedding_id = config.local_search.embedding_model_id
-    if embedding_id not in config.embedding_models:
-        raise InputError(
-            f"{project.settings_path}: local_search.embedding_model_id {embedding_id!r} is not "
-            "under embedding_models (generate embeds questions to drop near-duplicates)"
-        )
-    units = units_of(await project.require("text_units"))
-    if not units:
-        raise InputError(f"{root}: the index has no text units")
-    count = {kind: math.ceil(want[kind] * options.oversample / options.per_source) for kind in want}
-    sources: dict[str, list[Source]] = {}
-    if "local" in want:
-        sources["local"] = local_sources(key, units, count["local"], options.seed)
-    if "global" in want:
-        reports = await project.require("community_reports")
-        communities = await project.table("communities", optional=True)
-        sources["global"] = global_sources(key, reports, communities, units, count["global"])
-    if "linked" in want:
-        entities = await project.require("entities")
-        sources["linked"] = linked_sources(key, entities, units, count["linked"], options.seed)
-    project.release()
-    secrets = [
-        m.api_key
-        for models in (config.completion_models, config.embedding_models)
-        for m in models.values()
-        if m.api_key
-    ]
-    return IndexPlan(
-        key=key,
-        root=project.root,
-        model=chat_model_from_config(config, model_id),
-        embedder=embedding_model_from_config(config, embedding_id),
-        sources=sources,
-        secrets=secrets,
-    )
-
-
 async def prepare_generation(options: GenerateOptions) -> GenerationRun:
     """Validate the options, load each index's models and pick its sources; InputError
     (one line, naming the file or option) on bad input, before any model call."""
@@ -236,11 +118,11 @@ async def prepare_generation(options: GenerateOptions) -> GenerationRun:
     if not 0 < options.dedup <= 1:
         raise InputError("--dedup: a cosine similarity in (0, 1]")
     prompts = load_generation_prompts(options.prompts_dir)
-    projects = _projects(options)
+    projects = index_projects(options)
     keys = list(projects)
     wanted = {kind: quotas(options.n, keys) for kind in options.classes}
     plans = [
-        await _plan(options, k, root, {kind: wanted[kind][k] for kind in options.classes})
+        await plan_index(options, k, root, {kind: wanted[kind][k] for kind in options.classes})
         for k, root in projects.items()
     ]
     cache_path = options.output.parent / CACHE_FOLDER / f"{options.output.name}.calls.jsonl"
@@ -361,7 +243,16 @@ async def generate(
                 for kind in o.classes
                 for *_, c in sorted(passed[(plan.key, kind)], key=lambda t: t[:2])
             ]
-            vectors = await embed_cached(plan.embedder, [c.question for c in cands], run.cache)
+            try:
+                vectors = await embed_cached(plan.embedder, [c.question for c in cands], run.cache)
+            except Exception as exc:  # no de-duplication, no questions: stop, keep the calls
+                if fatal_reason(exc) is not None:
+                    raise
+                raise FatalRunError(
+                    f"index {plan.key!r}: embedding the questions to drop near-duplicates "
+                    f"failed ({describe_exception(exc)}); the answered calls are kept: run "
+                    "again to go on"
+                ) from exc
             twins = near_duplicates(vectors, o.dedup)
             for kind in o.classes:
                 pools[kind][plan.key] = []
