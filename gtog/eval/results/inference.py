@@ -195,9 +195,8 @@ def statistics_block(records: Sequence[MethodRecord], clusters: Clusters) -> dic
         )
     else:
         out["reason"] = (
-            f"{k} clusters ({clusters.by}): too few for clustered intervals and tests (they "
-            f"need {MIN_CLUSTERS}); these treat the {len(questions)} questions as "
-            "independent and are too narrow if a cluster's questions succeed or fail "
-            "together (see each design_effect)"
+            f"{k} clusters ({clusters.by}): too few to allow for clustering ({MIN_CLUSTERS} "
+            f"needed); intervals and tests take the {len(questions)} questions as "
+            "independent: too narrow if a cluster's questions fail together."
         )
     return out
