@@ -98,17 +98,20 @@ def print_plan(
     out_dir = output if output is not None else Path(cfg.output.dir)
     out_dir = (out_dir if out_dir.is_absolute() else root / out_dir).resolve()
     summary = _run_summary(out_dir)
-    if summary is None and cluster_size is None:
+    if not (summary or {}).get("comparisons") and cluster_size is None:
         cluster_size = _questions_per_cluster(root, config_path)
     stated = Assumptions(discordance=discordance, icc=icc, cluster_size=cluster_size)
     rows, source = plan_rows(delta, summary, stated)
+    if not console.is_terminal:
+        console = Console(width=100, file=console.file)
     console.print(
         f"gtog eval --plan: questions to detect a difference of {delta:g} with 80% power "
         "(paired test, two-sided p < 0.05); no model call, nothing written",
         highlight=False,
         markup=False,
+        soft_wrap=True,
     )
-    console.print(source, style="dim", highlight=False, markup=False)
+    console.print(source, style="dim", highlight=False, markup=False, soft_wrap=True)
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
     for col, justify in (
         ("metric", "left"), ("pair", "left"), ("n now", "right"), ("mde now", "right"),
@@ -137,4 +140,4 @@ def print_plan(
         markup=False,
     )
     for note in notes:
-        console.print(note, style="yellow", highlight=False, markup=False)
+        console.print(note, style="yellow", highlight=False, markup=False, soft_wrap=True)
