@@ -3,7 +3,7 @@
 clusters with a known intra-cluster correlation (ICC), beside the naive intervals; and how
 often its paired tests cry wolf.
 
-    python benchmarks/cluster_coverage.py            # about 15 minutes on 2 cores
+    python benchmarks/cluster_coverage.py            # about 25 minutes on 2 cores
     python benchmarks/cluster_coverage.py --record   # write benchmarks/results/
 
 Seeded simulation (`tests.support.cluster_coverage`): 0/1 and fractional means, paired
