@@ -137,6 +137,7 @@ def compare(
         "p_value": c.p_value,
         "p_value_naive": c.p_value,
         "test": c.test,
+        "test_naive": c.test,
         "clusters": None,
         "icc": None,
         "design_effect": None,

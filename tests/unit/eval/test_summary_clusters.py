@@ -12,6 +12,8 @@ from gtog.eval.report.page import page_data
 from gtog.eval.results import summarize
 from gtog.eval.results.clustered import MIN_CLUSTERS
 from gtog.eval.results.diff import diff_runs
+from gtog.eval.results.groups import by_group
+from gtog.eval.results.inference import Clusters
 from gtog.eval.results.log import EvalLog
 from gtog.eval.results.records import MethodRecord
 from gtog.eval.results.spec import AnalysisSpec, DatasetSpec, EvalSpec, JudgeSpec
@@ -185,3 +187,15 @@ def test_diff_between_runs_is_clustered() -> None:
     e = diff["methods"]["m"]["correctness"]
     assert e["test"] == "cluster_sign_flip" and e["clusters"] == 12
     assert e["p_value_naive"] < 1e-6 and e["p_value"] > 0.1 and e["regression"] is False
+
+
+def test_by_group_means_are_clustered_too() -> None:
+    records = split_indexes(12)
+    for r in records:
+        r.groups = {"type": "who"}
+    labels = Clusters().labels(records)
+    entry = by_group(records, ["a", "b"], ["correctness"], ["type"], labels)["type"]["who"]
+    a = entry["a"]["correctness"]
+    assert a["n"] == 60 and a["ci95"][0] < a["ci95_naive"][0]
+    plain = by_group(records, ["a", "b"], ["correctness"], ["type"])["type"]["who"]["a"]
+    assert plain["correctness"]["ci95"] == plain["correctness"]["ci95_naive"]
