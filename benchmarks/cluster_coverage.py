@@ -15,6 +15,8 @@ every case of the family is covered at least 93% of the time (each case's covera
 standard error of about 0.005, and the lowest of 45 to 90 cases sits below its true value:
 the rule is strict). Then the false alarms (p < 0.05 when the methods do not differ)
 of McNemar's test and of the cluster sign-flip test.
+
+The table is on docs/statistics.md ("Questions come in clusters").
 """
 
 from __future__ import annotations

@@ -62,22 +62,42 @@ def mde_by_metric(summary: dict[str, Any]) -> dict[str, tuple[float, float, int,
     return out
 
 
+def undetectable(summary: dict[str, Any]) -> dict[str, int]:
+    """metric -> questions, for metrics whose comparisons all have no detectable difference
+    (`mde` null: too few questions, or no disagreement to size a test by)."""
+    seen: dict[str, int] = {}
+    for c in summary.get("comparisons") or []:
+        if isinstance(c, dict) and "mde" in c:
+            seen[c["metric"]] = max(seen.get(c["metric"], 0), c.get("n") or 0)
+    found = mde_by_metric(summary)
+    return {m: n for m, n in seen.items() if m not in found and n}
+
+
 def power_line(summary: dict[str, Any], short: dict[str, str] | None = None) -> str | None:
     """`With these 60 questions (12 clusters), differences under 0.44 (correct) cannot be
-    told apart (80% power, p < 0.05).`"""
+    told apart (80% power, p < 0.05).`; metrics where no difference could be detected are
+    named too (`nor any difference (correct)`)."""
     found = mde_by_metric(summary)
-    if not found:
+    none = undetectable(summary)
+    if not found and not none:
         return None
+    names = short or {}
     parts = []
     for metric, (low, high, _, _) in found.items():
         span = f"{low:.2f}" if round(low, 2) == round(high, 2) else f"{low:.2f}-{high:.2f}"
-        parts.append(f"{span} ({(short or {}).get(metric, metric)})")
-    n = max(v[2] for v in found.values())
+        parts.append(f"{span} ({names.get(metric, metric)})")
+    missed = ", ".join(names.get(m, m) for m in none)
+    n = max([v[2] for v in found.values()] + list(none.values()))
     ks = {v[3] for v in found.values() if v[3] is not None}
     st = summary.get("statistics") or {}
     where = f"{n} questions" + (f" in {max(ks)} clusters" if ks and st.get("clustered") else "")
+    if not parts:
+        return (
+            f"With these {where}, no difference ({missed}) can be told apart (80% power, p < 0.05)."
+        )
+    nor = f", nor any difference ({missed})" if missed else ""
     return (
-        f"With these {where}, differences under {', '.join(parts)} cannot be told apart "
+        f"With these {where}, differences under {', '.join(parts)} cannot be told apart{nor} "
         "(80% power, p < 0.05)."
     )
 

@@ -75,8 +75,8 @@ def detectable_difference(
         if delta > discordance:
             return Detectable(
                 None,
-                f"the methods disagree on {discordance:.0%} of the questions: too few for "
-                "any difference to be detected",
+                f"too few questions: the methods disagree on {discordance:.0%} of them, and "
+                "even a difference that large would be missed",
             )
         return Detectable(delta)
     if sd is None or sd <= 0:

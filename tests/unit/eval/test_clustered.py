@@ -192,8 +192,8 @@ def test_the_sign_flip_test_does_not_cry_wolf_where_mcnemar_does() -> None:
     assert mcnemar > 0.15 and flip <= 0.08, (mcnemar, flip)
 
 
-def test_the_readme_power_figures() -> None:
-    """README, "How small a difference can this study see?"."""
+def test_the_documented_power_figures() -> None:
+    """docs/statistics.md, "How small a difference can this study see?"."""
     clustered = detectable_difference(120 / 1.45, df=11, discordance=0.2).mde
     independent = detectable_difference(120, df=119, discordance=0.2).mde
     assert (round(clustered or 0, 2), round(independent or 0, 2)) == (0.15, 0.11)

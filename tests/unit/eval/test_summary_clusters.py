@@ -172,6 +172,20 @@ def test_terminal_and_report_show_clusters_omnibus_and_power() -> None:
     assert "if independent" in html and "cannot be told apart" in html
 
 
+def test_a_metric_where_no_difference_is_detectable_is_named_under_the_table() -> None:
+    """4 questions, a and b disagreeing on 2: McNemar cannot reach p < 0.05 on them."""
+    records = [
+        rec(f"q{i}", "k", m, int(i == 0 if m == "a" else i == 1)) for i in range(4) for m in "ab"
+    ]
+    s = summarize(records, ["a", "b"], ["correctness"])
+    assert only(s)["mde"] is None and "too few questions" in only(s)["mde_reason"]
+    console = Console(width=200, record=True)
+    console.print(summary_table(s, ["correctness"]))
+    assert "With these 4 questions, no difference (correct) can be told apart" in (
+        console.export_text()
+    )
+
+
 def test_diff_between_runs_is_clustered() -> None:
     spec = EvalSpec(
         dataset=DatasetSpec(path="qa.json", hash="h", questions=120),
