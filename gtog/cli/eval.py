@@ -299,11 +299,58 @@ def eval_command(
             "repeatable. For CI.",
         ),
     ] = None,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Print how many questions (and clusters) a paired comparison needs to "
+            "detect --mde with 80% power, from the run in the output folder if there is one, "
+            "else from --discordance, --icc and --cluster-size; no model call, nothing written.",
+        ),
+    ] = False,
+    mde: Annotated[
+        float, typer.Option("--mde", help="With --plan: the difference to detect (0-1).")
+    ] = 0.1,
+    discordance: Annotated[
+        float | None,
+        typer.Option(
+            "--discordance",
+            help="With --plan: share of questions two methods disagree on (default: the "
+            "run's, else 0.3).",
+        ),
+    ] = None,
+    icc: Annotated[
+        float | None,
+        typer.Option(
+            "--icc",
+            help="With --plan: intra-cluster correlation of the paired differences "
+            "(default: the run's, else 0.1).",
+        ),
+    ] = None,
+    cluster_size: Annotated[
+        float | None,
+        typer.Option(
+            "--cluster-size",
+            help="With --plan: questions per cluster (default: the run's, else the dataset's).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate search methods on a QA dataset with LLM judges; writes JSON, report.html, CSV."""
     if ctx.invoked_subcommand is not None:
         return
     from gtog.errors import InputError
+
+    if plan:
+        from gtog.cli.plan import print_plan
+
+        try:
+            print_plan(
+                Console(), root=root, config=config, output=output, delta=mde,
+                discordance=discordance, icc=icc, cluster_size=cluster_size,
+            )  # fmt: skip
+        except InputError as exc:
+            raise _fail(str(exc), 2) from None
+        return
     from gtog.eval.results.gate import parse_gate
     from gtog.eval.run import EvalOptions, prepare
     from gtog.eval.run.shard import parse_shard
@@ -329,24 +376,24 @@ def eval_command(
         max_errors=max_errors,
     )
     with ExitStack() as stack:
-        plan = None
+        server = None
         if local:
             from gtog.cli.local_support import plan_local_server
 
-            plan = plan_local_server()
-            options.model_overrides = plan.overrides
+            server = plan_local_server()
+            options.model_overrides = server.overrides
         if build_indexes:
             from gtog.cli.prepare import build_missing
 
-            if plan is not None:  # one local server for the build and the run
-                stack.enter_context(plan.running(err))
+            if server is not None:  # one local server for the build and the run
+                stack.enter_context(server.running(err))
             built = build_missing(
                 root,
                 config=config,
                 index_keys=[index_key] if index_key else None,
                 yes=yes,
                 quiet=quiet,
-                local=plan,
+                local=server,
                 start_server=False,
             )
             if built:
@@ -381,9 +428,9 @@ def eval_command(
             if gates and _gate(summary, gates):
                 raise typer.Exit(1)
             return
-        if plan is not None:
+        if server is not None:
             if not build_indexes:
-                stack.enter_context(plan.running(err))
+                stack.enter_context(server.running(err))
         else:
             from gtog.search.preflight import check_reachable, endpoints_of
 

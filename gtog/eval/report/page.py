@@ -35,6 +35,7 @@ from gtog.eval.report.models import (
     RunStatus,
     WhyRow,
 )
+from gtog.eval.report.noise import noise_view
 from gtog.eval.report.questions import (
     answers_of,
     error_counts,
@@ -124,6 +125,8 @@ def _comparisons(summary: dict[str, Any]) -> list[Comparison]:
                 p_value=as_num(c.get("p_value")),
                 p_holm=as_num(c.get("p_holm")),
                 test=as_str(c.get("test")),
+                ci95_naive=as_interval(c.get("ci95_naive")),
+                mde=as_num(c.get("mde")),
             )
         )
     return out
@@ -397,4 +400,5 @@ def page_data(
         why=_why(summary, methods),
         baseline=_baseline(diff, baseline),
         assertions=assertion_stats(summary, methods),
+        noise=noise_view(summary),
     )
