@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from gtog.eval.report.claims import assertion_stats
 from gtog.eval.report.groups import group_tables
 from gtog.eval.report.models import (
     Baseline,
@@ -35,6 +36,7 @@ from gtog.eval.report.models import (
     RunStatus,
     WhyRow,
 )
+from gtog.eval.report.noise import noise_view
 from gtog.eval.report.questions import (
     answers_of,
     error_counts,
@@ -125,6 +127,8 @@ def _comparisons(summary: dict[str, Any]) -> list[Comparison]:
                 p_value=as_num(c.get("p_value")),
                 p_holm=as_num(c.get("p_holm")),
                 test=as_str(c.get("test")),
+                ci95_naive=as_interval(c.get("ci95_naive")),
+                mde=as_num(c.get("mde")),
             )
         )
     return out
@@ -400,4 +404,6 @@ def page_data(
         groups=group_tables(summary, spec, questions, methods, metrics),
         why=_why(summary, methods),
         baseline=_baseline(diff, baseline),
+        assertions=assertion_stats(summary, methods),
+        noise=noise_view(summary),
     )
