@@ -75,7 +75,10 @@ def test_paired_tests_tell_identical_methods_from_a_worse_one(
         "output:\n  dir: results\nconcurrency: 4\ntog_search:\n  width: 2\n  depth: 2\n"
         "metrics: [correctness, completeness, token_recall]\njudge:\n  trials: 3\n"
     )
-    result = gtog("eval", "--root", str(root), "-q", timeout=900)
+    # without the model-call cache: local's and basic's equal answers would share verdicts
+    # whenever one is asked after the other's reply is kept (the server's count below would
+    # depend on timing)
+    result = gtog("eval", "--root", str(root), "-q", "--no-cache", timeout=900)
     assert result.returncode == 0, result.stderr
     assert "judge.trials: 3 trials at temperature 0 measure nothing" in result.stderr
     assert llm_server.unscripted == []
