@@ -54,7 +54,7 @@ class JudgeSpec(BaseModel):
     """Everything that changes a score: judge models, sampling, prompts, metrics."""
 
     models: dict[str, str] = Field(default_factory=dict)
-    """index key -> `provider/model` of the judge."""
+    """index key -> `provider/model` of the judge (a panel: its models, comma-separated)."""
     temperature: float = 0.0
     max_tokens: int = 300
     structured_output: bool = True
@@ -67,12 +67,15 @@ class JudgeSpec(BaseModel):
     embedding_models: dict[str, str] = Field(default_factory=dict)
     """index key -> `provider/model` embedding texts for `answer_similarity` (empty when no
     metric embeds)."""
+    panel: list[str] = Field(default_factory=list)
+    """A judge panel's model ids as `judge.models` names them (empty: one judge). (The
+    digest reads the panel from `models`.)"""
 
     def digest(self, index_key: str) -> str:
         """The hash a record judged under this spec carries (`MethodRecord.judged_with`)."""
         if self.skipped:
             return "skipped"
-        data = self.model_dump(exclude={"models", "skipped", "embedding_models"})
+        data = self.model_dump(exclude={"models", "skipped", "embedding_models", "panel"})
         if self.embedding_models:  # (absent from the hash of runs that embed nothing)
             data["embedding_model"] = self.embedding_models.get(index_key)
         return stable_hash({**data, "model": self.models.get(index_key)})
@@ -154,6 +157,9 @@ class EvalSpec(BaseModel):
     """Item fields the results are grouped by."""
     analysis: AnalysisSpec = Field(default_factory=AnalysisSpec)
     """Abstention rules and the attribution threshold (the summary's reading only)."""
+    epochs: int = 1
+    """Answers per (question, method) (`epochs:`; a spec without it: 1). Not a change
+    for resume: a raised k adds the new epochs, a lowered one leaves the extra out."""
 
     @property
     def metrics(self) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any
 from gtog.eval.results.abstention import AbstentionRules, abstention_summary
 from gtog.eval.results.agreement import metric_agreement
 from gtog.eval.results.attribution import attribution_summary
+from gtog.eval.results.epochs import add_epoch_entries, reduce_epochs
 from gtog.eval.results.records import COST_FIELDS, Efficiency, MethodRecord, unknown_efficiency
 from gtog.eval.results.spec import AnalysisSpec
 from gtog.eval.results.statistics import (
@@ -297,24 +298,37 @@ QUESTION_SETS = {
     ),
     "attribution": "wrong answers (correctness 0) of each method, by where the evidence was",
     "metric_agreement": "every answer with both a correctness verdict and the metric's score",
+    "by_method.<m>.epochs": (
+        "with repeats: the questions whose k answers were all scored (a mean per question)"
+    ),
 }
 """What question set each kind of mean in the summary covers (written into the summary)."""
 
 
 def _scope(
-    records: list[MethodRecord], methods: list[str], metrics: list[str], rules: AbstentionRules
+    answers: list[MethodRecord],
+    methods: list[str],
+    metrics: list[str],
+    rules: AbstentionRules,
+    epochs: int = 1,
 ) -> dict:
+    """Each method's entry: means over questions (a question's repeats reduced to one,
+    `reduce_epochs`), abstention over every answer, and with `epochs` > 1 `epochs`."""
+    records = reduce_epochs(answers)
     same = common_means(records, methods, metrics, strict=False)
-    strict = common_means(records, methods, metrics, strict=True)
-    return {
+    strict = common_means(reduce_epochs(answers, strict=True), methods, metrics, strict=True)
+    out = {
         m: {
             **group_summary((r for r in records if r.method == m), metrics),
             "same_questions": same[m],
             "strict": strict[m],
-            **abstention_summary((r for r in records if r.method == m), metrics, rules),
+            **abstention_summary((r for r in answers if r.method == m), metrics, rules),
         }
         for m in methods
     }
+    if epochs > 1:
+        add_epoch_entries(out, answers, metrics, epochs)
+    return out
 
 
 def _cost(eff: dict[str, Any], usage: dict[str, Any]) -> dict[str, float | None]:
@@ -334,12 +348,15 @@ def summarize(
     methods: list[str],
     metrics: list[str],
     analysis: AnalysisSpec | None = None,
+    epochs: int = 1,
 ) -> dict[str, Any]:
     """`by_method`, `by_movie` (per index key), `comparisons`, `efficiency`, `cost`,
     `attribution` and `metric_agreement`.
 
     See `QUESTION_SETS` for which questions each mean covers; `analysis` sets the
     abstention rules and the attribution threshold (defaults: the built-in rules, 0.5).
+    With repeats (`epochs` > 1), means and tests are over questions (each question's
+    answers reduced to one, `reduce_epochs`); cost counts every answer.
     """
     analysis = analysis or AnalysisSpec()
     rules = AbstentionRules(tuple(analysis.abstention_patterns), analysis.abstention_builtin)
@@ -350,10 +367,12 @@ def summarize(
     usage = {m: judge_usage(r for r in records if r.method == m) for m in present}
     return {
         "question_sets": QUESTION_SETS,
-        "by_method": _scope(records, present, metrics, rules),
-        "by_movie": {k: _scope(per_key[k], present, metrics, rules) for k in keys},
-        "comparisons": comparisons(records, present, metrics),
-        "comparisons_by_movie": {k: comparisons(per_key[k], present, metrics) for k in keys},
+        "by_method": _scope(records, present, metrics, rules, epochs),
+        "by_movie": {k: _scope(per_key[k], present, metrics, rules, epochs) for k in keys},
+        "comparisons": comparisons(reduce_epochs(records), present, metrics),
+        "comparisons_by_movie": {
+            k: comparisons(reduce_epochs(per_key[k]), present, metrics) for k in keys
+        },
         "efficiency": efficiency,
         "judge_usage": usage,
         "cost": {m: _cost(efficiency[m], usage[m]) for m in present},

@@ -27,6 +27,7 @@ from gtog.eval.scoring.judges import (
     PromptSet,
     Verdict,
     judge,
+    judge_panel,
     judge_trials,
     load_prompts,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "is_binary_metric",
     "is_metered",
     "judge",
+    "judge_panel",
     "judge_trials",
     "load_prompts",
     "register_scorer",

@@ -9,10 +9,10 @@ a `ScoringSetup` (the judge model, prompts and sampling of the run) by the facto
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 if TYPE_CHECKING:
     from gtog.eval.dataset import QAItem
@@ -50,6 +50,16 @@ class Judgement(BaseModel):
     """USD of the judge's calls (LiteLLM's price map); None when the model has no price."""
     votes: list[int | None] | None = None
     """Each trial's score when the judge was asked more than once (None: that trial failed)."""
+    panel: dict[str, Judgement] | None = None
+    """With a judge panel (`judge.models`): each model's own judgement, by model id; the
+    score above is their strict majority."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("panel", 0) is None:  # no panel: the record reads as it always did
+            data.pop("panel")
+        return data
 
     @classmethod
     def unscored(cls, why: str, **usage: Any) -> Judgement:
@@ -104,6 +114,9 @@ class ScoringSetup:
     timeout: float | None = None
     embedder: EmbeddingModel | None = None
     """The index's embedding model (for `answer_similarity`; None when no metric needs it)."""
+    panel: dict[str, ChatModel] = field(default_factory=dict)
+    """A judge panel (model id -> model): each LLM judge asks every model and takes their
+    strict majority (empty: `model` alone)."""
 
 
 class ScorerBase:
