@@ -16,6 +16,7 @@ import numpy as np
 if TYPE_CHECKING:
     from gtog.eval.report.groups import GroupTable
     from gtog.eval.report.pairs import HeadToHead, QuestionPair
+    from gtog.eval.report.repeats import PanelSection, RepeatsSection
     from gtog.eval.report.tree import Exploration
 
 __all__ = [
@@ -339,6 +340,10 @@ class PageData:
     """Abstentions and failure attribution per method (empty: no correctness judge)."""
     baseline: Baseline | None = None
     """The diff against a baseline run (`gtog eval report --baseline`)."""
+    repeats: RepeatsSection | None = None
+    """Repeated answers (`epochs: k`; None: one answer per question)."""
+    panel: PanelSection | None = None
+    """A judge panel (`judge.models`; None: one judge)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

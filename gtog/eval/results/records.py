@@ -40,10 +40,11 @@ def compared_epochs(a: str, b: str, epochs: int) -> tuple[int, int]:
 
 
 def _without_first_epoch(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
-    """A record's JSON without epoch fields at 1: a run without repeats writes what it did."""
-    for name in fields:
-        if data.get(name) == 1:
-            data.pop(name)
+    """A record's JSON without its epoch fields when they are all 1: a run without repeats
+    writes what it always did."""
+    if all(data.get(name, 1) == 1 for name in fields):
+        for name in fields:
+            data.pop(name, None)
     return data
 
 

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from gtog.eval.results.repeat_tables import panel_parts, repeat_parts
 from gtog.eval.results.why import why_table
 
 __all__ = ["ALPHA", "print_summary", "status_line", "summary_table", "unknown_costs"]
@@ -254,6 +255,7 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
             style="dim",
         )
     )
+    parts += [*repeat_parts(summary), *panel_parts(summary)]
     parts.append(Text("cost per answer (successful searches)", style="bold"))
     parts.append(_costs(summary))
     parts.append(
