@@ -124,9 +124,7 @@ def test_with_repeats_the_aa_check_compares_two_answers_and_fails_a_slot_biased_
     checks = {c["a"]: c for c in summary["pairwise_aa"]}
     assert set(checks) == {"local", "basic"}
     # two answers of the random method: some differ, and the reading judge then decides
-    local = [
-        p for q in detailed["results"] for p in q["pairwise"] if p["a"] == p["b"] == "local"
-    ]
+    local = [p for q in detailed["results"] for p in q["pairwise"] if p["a"] == p["b"] == "local"]
     assert len(local) == 5 and all((p["epoch_a"], p["epoch_b"]) == (1, 2) for p in local)
     decisive = [p for p in local if p["judgement"]["winner"] != "tie"]
     assert decisive and checks["local"]["passes"] is True
