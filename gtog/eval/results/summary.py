@@ -328,6 +328,9 @@ def _scope(
     }
     if epochs > 1:
         add_epoch_entries(out, answers, metrics, epochs)
+        for m in methods:  # judge trials agree or not per answer, not per question
+            mine = [r for r in answers if r.method == m]
+            out[m]["unanimous"] = {metric: _unanimous(mine, metric) for metric in metrics}
     return out
 
 

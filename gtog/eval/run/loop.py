@@ -192,7 +192,8 @@ def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
     r = run.redactor
     record.error = r.optional(record.error)
     for j in record.judgements.values():
-        j.error, j.reason = r.optional(j.error), r.optional(j.reason)
+        for one in [j, *(j.panel or {}).values()]:  # a panel's models: each their own
+            one.error, one.reason = r.optional(one.error), r.optional(one.reason)
     return record
 
 

@@ -20,6 +20,7 @@ from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, PairwiseSpe
 from gtog.eval.results.summary import summarize
 from gtog.eval.results.views import result_views
 from gtog.eval.run.config import load_eval_config
+from gtog.eval.run.judge_check import JudgeCase, judge_cases
 from gtog.eval.scoring import Judgement, judge_panel, load_prompts
 from gtog.eval.scoring.pairwise import PairJudgement
 from gtog.project import load_graphrag_config
@@ -103,6 +104,15 @@ def test_summary_means_are_over_questions_and_k1_summaries_do_not_change() -> No
     [c] = s["comparisons"]
     assert c["n"] == 4 and c["test"] != "mcnemar_exact"  # means per question, not 0/1
     assert s["efficiency"]["coin"]["searches"] == 8  # cost counts every answer
+    votes = {1: [1, 1, 1], 2: [1, 0, 1]}  # judge trials: unanimous on the first answers
+    voted = [
+        r.model_copy(
+            update={"judgements": {"correctness": Judgement(score=1, votes=votes[r.epoch])}}
+        )
+        for r in steady
+    ]
+    trials = summarize(voted, ["steady"], ["correctness"], epochs=2)["by_method"]["steady"]
+    assert trials["unanimous"] == {"correctness": 0.5}  # per answer, not per question
     first = [r for r in coin + steady if r.epoch == 1]
     plain = summarize(first, ["coin", "steady"], ["correctness"])
     assert (
@@ -272,6 +282,12 @@ async def test_a_panel_takes_the_strict_majority_of_its_models(llm_server: Scrip
     assert tie.score is None and tie.error == "tie: 1 of 2 scored judges said 1, 1 said 0"
     alone = await ask("yes", "mute", "mute")
     assert alone.score is None and alone.error.startswith("no majority: 1 of 3 judges said 1")
+
+    # judge-check asks the same panel: its verdicts are the majority's
+    case = JudgeCase("c1", "correctness", 1, values)
+    panel = {m: _model(llm_server, said) for m, said in (("a", "yes"), ("b", "no"), ("c", "yes"))}
+    [verdict] = await judge_cases([case], panel["a"], prompts, panel=panel)
+    assert verdict.score == 1 and [v.score for v in verdict.panel.values()] == [1, 0, 1]
 
 
 def test_a_litellm_name_of_another_provider_needs_its_key(
