@@ -201,7 +201,7 @@ async def _evaluate_one(
     run: EvalRun, item: QAItem, method: str, engine: Engine | BaseException, epoch: int = 1
 ) -> MethodRecord:
     """One answer (epoch `epoch` of the pair), searched and judged; every call of it made
-    in that epoch (`answering_epoch`: a repeat is a new sample, never a cached one)."""
+    in that epoch (`answering_epoch`: a model-call cache keys each epoch's calls apart)."""
     record = MethodRecord(
         qid=item.qid,
         index_key=item.index_key,
@@ -368,6 +368,7 @@ async def _compare(
         if fatal_reason(exc) is not None:
             raise
         logger.exception("unexpected error comparing %s / %s / %s-%s", item.qid, criterion, a, b)
+        epochs = compared_epochs(a, b, run.spec.epochs)
         pair = PairRecord(
             qid=item.qid,
             index_key=item.index_key,
@@ -377,8 +378,8 @@ async def _compare(
             judgement=PairJudgement(error=f"internal error: {describe_exception(exc)}"),
             judged_with=run.spec.pairwise_digest(item.index_key),
             groups=dict(item.groups),
-            epoch_a=compared_epochs(a, b, run.spec.epochs)[0],
-            epoch_b=compared_epochs(a, b, run.spec.epochs)[1],
+            epoch_a=epochs[0],
+            epoch_b=epochs[1],
         )
     j = pair.judgement
     j.error = run.redactor.optional(j.error)
