@@ -39,9 +39,9 @@ def load_judge_model(config: EvalConfig, graphrag: GraphRagConfig, settings: Pat
 
 
 def _litellm_model(name: str, base: ChatModel, settings: Path) -> ChatModel:
-    """A LiteLLM name (`provider/model`) as a graphrag_llm model: with the index's judge
-    settings (api_base, key, retries, rate limit) for the judge's provider, else with the
-    provider's key from the environment, as LiteLLM names it."""
+    """A LiteLLM name (`provider/model`) as a graphrag_llm model: with the settings of the
+    index's local search model `base` (api_base, key, retries, rate limit) for its provider,
+    else with the provider's key from the environment, as LiteLLM names it."""
     import os
 
     from graphrag_llm.completion import create_completion
