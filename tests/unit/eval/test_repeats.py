@@ -325,3 +325,36 @@ def test_a_litellm_name_of_another_provider_needs_its_key(
     )
     with pytest.raises(InputError, match="'nope' is neither a model id"):
         load_judge_panel(unknown, graphrag, tmp_path / "settings.yaml")
+
+
+def test_shards_with_repeats_merge_whole_questions_with_every_epoch(tmp_path: Path) -> None:
+    from gtog.eval.results.spec import ShardSpec
+    from gtog.eval.run.merge import merge_runs
+    from gtog.eval.run.shard import SPLIT, shard_of
+
+    spec = _spec(2, pairwise=True)
+    judged = spec.judge.digest("k")
+    table = {f"q{i}": [i % 2, 1] for i in range(6)}  # q1, q3, q5 flip
+    records = [r.model_copy(update={"judged_with": judged}) for r in _coin("m", table)]
+    folders = []
+    for index in range(2):
+        mine = [r for r in records if shard_of(r.qid, 2) == index]
+        shard = ShardSpec(index=index, count=2, pairs=len(mine), split=SPLIT)
+        folder = tmp_path / f"shard-{index}-of-2"
+        folder.mkdir()
+        header = json.dumps(
+            {"type": "header", "spec": spec.model_copy(update={"shard": shard}).model_dump()}
+        )
+        lines = [header, *(r.model_dump_json() for r in mine)]
+        (folder / "eval_checkpoint.jsonl").write_text("\n".join(lines) + "\n")
+        folders.append(folder)
+    with pytest.raises(InputError, match="comparison"):  # the A/A checks were never judged
+        merge_runs(tmp_path / "refused", folders)
+    merged = merge_runs(tmp_path / "merged", folders, partial=True)
+    assert merged.missing_comparisons == 6  # one A/A check (epoch 1 against 2) per question
+    summary = json.loads(merged.summary.read_text())
+    assert summary["metadata"]["run"]["pairs_total"] == 12
+    rep = summary["by_method"]["m"]["epochs"]["correctness"]
+    assert (rep["n"], rep["flip_rate"], rep["pass_at_k"], rep["pass_hat_k"]) == (6, 0.5, 1.0, 0.5)
+    page = (tmp_path / "merged" / "report.html").read_text()
+    assert "Repeated answers" in page and "3 question(s) whose verdicts flipped" in page
