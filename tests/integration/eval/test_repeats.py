@@ -144,6 +144,49 @@ def test_with_repeats_the_aa_check_compares_two_answers_and_fails_a_slot_biased_
     assert "A/A check failed: local against itself on relevance" in said
 
 
+def coin_judge_rule() -> Rule:
+    """A correctness judge that says 1 or 0 at random: the n-th request for one prompt draws
+    from a hash of (seed, prompt, n), so the same answer judged again may get a new verdict."""
+    calls: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def reply(r: ChatRequest) -> str:
+        with lock:
+            calls[r.prompt] += 1
+            n = calls[r.prompt]
+        score = hashlib.sha256(f"{SEED}:{r.prompt}:{n}".encode()).digest()[0] % 2
+        return json.dumps({"score": score, "reason": "a coin"})
+
+    return Rule("judge:coin", lambda r: "judge if the prediction is correct" in r.prompt, reply)
+
+
+def test_an_answers_file_with_repeats_is_judged_again_each_epoch_and_flips_with_the_judge(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    llm_server.rules.insert(0, coin_judge_rule())
+    root = make_eval_root(
+        tmp_path,
+        {"lighthouse": example_indexes["lighthouse"]},
+        methods=("mine",),
+        extra="answers: {mine: mine.jsonl}\nmetrics: [correctness]\nepochs: 3\n",
+    )
+    lines = [{"question_id": f"lh-0{i}", "answer": "Maren Holt"} for i in range(1, 6)]
+    (root / "mine.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    result = gtog("eval", "--root", str(root), "-k", "lighthouse", "--limit", "5", "-q")
+    assert result.returncode == 0, result.stderr
+    assert not _searches(llm_server)  # an answers file searches nothing
+    judged = [e for e in llm_server.chat_log() if e.rule == "judge:coin"]
+    assert len(judged) == 5 * 3  # its one answer per question, judged in each epoch
+    detailed, summary = load_results(root)
+    for q in detailed["results"]:
+        answers = [q["methods"]["mine"], *(q["repeats"][e]["mine"] for e in ("2", "3"))]
+        assert {a["response"] for a in answers} == {"Maren Holt"}
+    rep = summary["by_method"]["mine"]["epochs"]["correctness"]
+    assert (rep["k"], rep["n"]) == (3, 5)
+    assert rep["flip_rate"] > 0  # the answers are alike: the flips are the judge's own noise
+    assert rep["pass_hat_k"] <= rep["mean"] <= rep["pass_at_k"]
+
+
 def contrarian_rule() -> Rule:
     """The correctness judge, reversed, for requests naming the model `contrarian`."""
 
