@@ -168,6 +168,24 @@ def test_a_checkpoint_with_repeats_reads_back_and_a_lowered_k_leaves_the_extra_o
     assert list(frame["epoch"]) == [1, 2, 3] and list(frame["correctness"]) == [1.0, 0.0, 1.0]
 
 
+def test_eval_diff_reads_a_run_with_repeats_per_question() -> None:
+    from gtog.eval.results.diff import diff_runs
+    from gtog.eval.results.log import EvalLog
+
+    def log(epochs: int, table: dict[str, list[int | None]]) -> EvalLog:
+        judged = _spec(epochs).judge.digest("k")
+        records = [r.model_copy(update={"judged_with": judged}) for r in _coin("m", table)]
+        return EvalLog(spec=_spec(epochs), records=records)
+
+    before = log(2, {"q1": [1, 0], "q2": [1, 1], "q3": [0, 0]})
+    after = log(1, {"q1": [1], "q2": [0], "q3": [1]})
+    d = diff_runs(before, after)
+    entry = d["methods"]["m"]["correctness"]
+    assert (entry["n"], d["questions"]["common"]) == (3, 3)  # questions, not answers
+    assert entry["a"] == pytest.approx((0.5 + 1 + 0) / 3) and entry["b"] == pytest.approx(2 / 3)
+    assert entry["to_wrong"] == ["q2"] and entry["to_right"] == ["q3"]
+
+
 def test_with_repeats_the_aa_check_reads_epochs_1_and_2() -> None:
     one, two = _record("q", "m", 1, 1), _record("q", "m", 2, 1)
     answers = {r.key: r for r in (one, two)}
