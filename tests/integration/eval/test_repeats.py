@@ -136,6 +136,8 @@ def test_with_repeats_the_aa_check_compares_two_answers_and_fails_a_slot_biased_
     rescored = gtog(*args, "--rescore")
     assert rescored.returncode == 0, rescored.stderr
     assert not _searches(llm_server)
+    rejudged = [e for e in llm_server.chat_log() if e.rule == "judge:correctness"]
+    assert len(rejudged) == 5 * 2 * 2  # every epoch's answer judged again
     _, summary = load_results(root)
     for check in summary["pairwise_aa"]:
         assert check["passes"] is False and check["fails"] == ["position_consistency"]
