@@ -290,11 +290,58 @@ def eval_command(
             "repeatable. For CI.",
         ),
     ] = None,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Print how many questions (and clusters) a paired comparison needs to "
+            "detect --mde with 80% power, from the run in the output folder if there is one, "
+            "else from --discordance, --icc and --cluster-size; no model call, nothing written.",
+        ),
+    ] = False,
+    mde: Annotated[
+        float, typer.Option("--mde", help="With --plan: the difference to detect (0-1).")
+    ] = 0.1,
+    discordance: Annotated[
+        float | None,
+        typer.Option(
+            "--discordance",
+            help="With --plan: share of questions two methods disagree on (default: the "
+            "run's, else 0.3).",
+        ),
+    ] = None,
+    icc: Annotated[
+        float | None,
+        typer.Option(
+            "--icc",
+            help="With --plan: intra-cluster correlation of the paired differences "
+            "(default: the run's, else 0.1).",
+        ),
+    ] = None,
+    cluster_size: Annotated[
+        float | None,
+        typer.Option(
+            "--cluster-size",
+            help="With --plan: questions per cluster (default: the run's, else the dataset's).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate search methods on a QA dataset with LLM judges; writes JSON, report.html, CSV."""
     if ctx.invoked_subcommand is not None:
         return
     from gtog.errors import InputError
+
+    if plan:
+        from gtog.cli.plan import print_plan
+
+        try:
+            print_plan(
+                Console(), root=root, config=config, output=output, delta=mde,
+                discordance=discordance, icc=icc, cluster_size=cluster_size,
+            )  # fmt: skip
+        except InputError as exc:
+            raise _fail(str(exc), 2) from None
+        return
     from gtog.eval.results.gate import parse_gate
     from gtog.eval.run import EvalOptions, prepare
     from gtog.eval.run.shard import parse_shard

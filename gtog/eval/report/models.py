@@ -15,6 +15,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from gtog.eval.report.groups import GroupTable
+    from gtog.eval.report.noise import Noise
     from gtog.eval.report.pairs import HeadToHead, QuestionPair
     from gtog.eval.report.repeats import PanelSection, RepeatsSection
     from gtog.eval.report.tree import Exploration
@@ -127,6 +128,15 @@ class Comparison:
     p_value: float | None
     p_holm: float | None
     test: str | None
+    ci95_naive: tuple[float, float] | None = None
+    """The interval if the questions were independent (None: the summary has none)."""
+    mde: float | None = None
+    """The smallest difference this comparison could detect at 80% power."""
+
+    @property
+    def clustered(self) -> bool:
+        """The interval and test allow for clusters of questions."""
+        return self.test == "cluster_sign_flip"
 
     @property
     def significant(self) -> bool:
@@ -344,6 +354,8 @@ class PageData:
     """Repeated answers (`epochs: k`; None: one answer per question)."""
     panel: PanelSection | None = None
     """A judge panel (`judge.models`; None: one judge)."""
+    noise: Noise | None = None
+    """Clusters, omnibus tests and detectable differences (None: an older summary)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

@@ -34,6 +34,7 @@ from gtog.eval.report.models import (
     RunStatus,
     WhyRow,
 )
+from gtog.eval.report.noise import noise_view
 from gtog.eval.report.questions import (
     answers_of,
     error_counts,
@@ -124,6 +125,8 @@ def _comparisons(summary: dict[str, Any]) -> list[Comparison]:
                 p_value=as_num(c.get("p_value")),
                 p_holm=as_num(c.get("p_holm")),
                 test=as_str(c.get("test")),
+                ci95_naive=as_interval(c.get("ci95_naive")),
+                mde=as_num(c.get("mde")),
             )
         )
     return out
@@ -398,4 +401,5 @@ def page_data(
         baseline=_baseline(diff, baseline),
         repeats=repeats_section(detailed, summary),
         panel=panel_section(detailed, summary),
+        noise=noise_view(summary),
     )

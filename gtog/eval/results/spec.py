@@ -108,11 +108,14 @@ class PairwiseSpec(BaseModel):
 
 class AnalysisSpec(BaseModel):
     """How the summary reads the records (no answer or score depends on it): what counts
-    as an abstention, and the evidence_recall that counts as evidence found."""
+    as an abstention, the evidence_recall that counts as evidence found, and how questions
+    are clustered."""
 
     abstention_patterns: list[str] = Field(default_factory=list)
     abstention_builtin: bool = True
     evidence_threshold: float = 0.5
+    cluster_by: str | None = "index_key"
+    """`statistics.cluster_by`: `index_key`, a dataset field, or None (no clustering)."""
 
 
 class ShardSpec(BaseModel):

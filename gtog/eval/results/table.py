@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from gtog.eval.results.noise import clusters_line, omnibus_lines, power_line
 from gtog.eval.results.repeat_tables import panel_parts, repeat_parts
 from gtog.eval.results.why import why_table
 
@@ -227,6 +228,21 @@ def _aa_notes(summary: dict[str, Any]) -> list[str]:
     return out
 
 
+def _noise(summary: dict[str, Any]) -> list[Text]:
+    """Clusters (yellow when there are too few to allow for), omnibus tests, power."""
+    out = []
+    line = clusters_line(summary)
+    if line is not None:
+        st = summary.get("statistics") or {}
+        too_few = not st.get("clustered") and (st.get("clusters") or 0) >= 2
+        out.append(Text(line, style="yellow" if too_few else "dim"))
+    out += [Text(line, style="dim") for line in omnibus_lines(summary, _SHORT)]
+    power = power_line(summary, _SHORT)
+    if power is not None:
+        out.append(Text(power, style="dim"))
+    return out
+
+
 def status_line(summary: dict[str, Any]) -> str | None:
     """`partial: 40 of 60 pairs (interrupted)` for a run that did not complete, else None."""
     run = (summary.get("metadata") or {}).get("run") or {}
@@ -256,6 +272,7 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
         )
     )
     parts += [*repeat_parts(summary), *panel_parts(summary)]
+    parts += _noise(summary)
     parts.append(Text("cost per answer (successful searches)", style="bold"))
     parts.append(_costs(summary))
     parts.append(

@@ -14,6 +14,7 @@ from gtog.eval.results.currency import (
 from gtog.eval.results.epochs import reduce_epochs
 from gtog.eval.results.errors import error_kinds
 from gtog.eval.results.groups import by_group
+from gtog.eval.results.inference import Clusters
 from gtog.eval.results.pairwise import pairwise_summary
 from gtog.eval.results.panel import add_panel_entries
 from gtog.eval.results.records import MethodRecord, PairRecord
@@ -245,7 +246,10 @@ def result_views(
     add_panel_entries(summary, currency.records, spec.judge.metrics, spec.judge.panel)
     if spec.group_by:
         questions = reduce_epochs(currency.records)  # (repeats: a mean per question)
-        summary["by_group"] = by_group(questions, methods, spec.judge.metrics, spec.group_by)
+        labels = Clusters.of(spec.analysis.cluster_by).labels(questions)
+        summary["by_group"] = by_group(
+            questions, methods, spec.judge.metrics, spec.group_by, labels
+        )
     if spec.pairwise is not None:
         run_pairs = [(a, b) for a, b in spec.pairwise.pairs if a in methods and b in methods]
         summary.update(

@@ -26,6 +26,7 @@ __all__ = [
     "JudgeConfig",
     "OutputConfig",
     "PairwiseConfig",
+    "StatisticsConfig",
     "TimeoutsConfig",
     "load_eval_config",
 ]
@@ -206,6 +207,22 @@ class AttributionConfig(_Strict):
     """evidence_recall at or above this: the gold evidence was in what the method found."""
 
 
+class StatisticsConfig(_Strict):
+    """How the summary's intervals and tests treat questions that belong together."""
+
+    cluster_by: str = "index_key"
+    """`index_key` (questions of one index are one cluster), a dataset field (its values
+    name the clusters; the field need not be in `dataset.group_by`), or `none` (every
+    question independent)."""
+
+    @field_validator("cluster_by")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("name a dataset field, index_key or none")
+        return value
+
+
 class EvalConfig(_Strict):
     """The whole evaluation config."""
 
@@ -250,6 +267,8 @@ class EvalConfig(_Strict):
     """Which answers count as declining (abstention rate, accuracy over the answered)."""
     attribution: AttributionConfig = Field(default_factory=AttributionConfig)
     """When a wrong answer counts as a retrieval or a generation failure."""
+    statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
+    """How questions are clustered for intervals and tests (by index key by default)."""
     truncated_answers: Literal["error", "score"] = "error"
     """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
     record and the summary still mark it `truncated`)."""

@@ -24,6 +24,7 @@ from gtog.eval.results.spec import (
     spec_changes,
 )
 from gtog.eval.run.answers import GROUP_FIELD, AnswerBook, load_answers
+from gtog.eval.run.clusters import check_cluster_field, fields_kept
 from gtog.eval.run.config import EvalConfig, load_eval_config
 from gtog.eval.run.guard import parse_budget
 from gtog.eval.run.judging import (
@@ -313,7 +314,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         list(config.indexes),
         files={k: under_root(f) for k, f in config.dataset.files.items()},
         exclude=[output_dir],
-        group_by=config.dataset.group_by,
+        group_by=fields_kept(config),
     )
     all_items = dataset.items
     if "metrics" not in config.model_fields_set and dataset.has_evidence:
@@ -369,6 +370,7 @@ def prepare(options: EvalOptions) -> EvalRun:
     if types:
         items = [_typed(i, types) for i in items]
         group_by += [GROUP_FIELD] if GROUP_FIELD not in group_by else []
+    check_cluster_field(config, config_path, dataset_path, items)
     spec = build_spec(parts, options, config)
     spec.pairwise, pair_scorers = plan_pairwise(
         root, config, config_path, methods, judges, options.skip_judges

@@ -85,6 +85,9 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             abstention_patterns=list(config.abstention.patterns),
             abstention_builtin=config.abstention.builtin,
             evidence_threshold=config.attribution.evidence_threshold,
+            cluster_by=None
+            if config.statistics.cluster_by == "none"
+            else config.statistics.cluster_by,
         ),
         judge=JudgeSpec(
             models={k: judge_name(k, j) for k, j in judges.items()},
