@@ -271,6 +271,16 @@ def eval_command(
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    build_indexes: Annotated[
+        bool,
+        typer.Option(
+            "--build-indexes",
+            help="First build the indexes that are missing, as `gtog eval prepare` does.",
+        ),
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="With --build-indexes: build without asking.")
+    ] = False,
     shard: Annotated[
         str | None,
         typer.Option(
@@ -367,12 +377,28 @@ def eval_command(
         max_errors=max_errors,
     )
     with ExitStack() as stack:
-        plan = None
+        server = None
         if local:
             from gtog.cli.local_support import plan_local_server
 
-            plan = plan_local_server()
-            options.model_overrides = plan.overrides
+            server = plan_local_server()
+            options.model_overrides = server.overrides
+        if build_indexes:
+            from gtog.cli.prepare import build_missing
+
+            if server is not None:  # one local server for the build and the run
+                stack.enter_context(server.running(err))
+            built = build_missing(
+                root,
+                config=config,
+                index_keys=[index_key] if index_key else None,
+                yes=yes,
+                quiet=quiet,
+                local=server,
+                start_server=False,
+            )
+            if built:
+                raise _fail("--build-indexes: not every index was built; nothing evaluated", built)
         try:
             options.shard = parse_shard(shard) if shard is not None else None
             run = prepare(options)
@@ -403,8 +429,9 @@ def eval_command(
             if gates and _gate(summary, gates):
                 raise typer.Exit(1)
             return
-        if plan is not None:
-            stack.enter_context(plan.running(err))
+        if server is not None:
+            if not build_indexes:
+                stack.enter_context(server.running(err))
         else:
             from gtog.search.preflight import check_reachable, endpoints_of
 
@@ -544,6 +571,22 @@ def merge_command(
         highlight=False,
         markup=False,
     )
+
+
+def _build_commands() -> None:
+    """`eval generate` (and `eval prepare`): their own modules, on this group."""
+    from gtog.cli.generate import generate_command
+    from gtog.cli.prepare import prepare_command
+
+    eval_app.command(
+        "generate", short_help="Generate questions, answers, evidence and assertions."
+    )(generate_command)
+    eval_app.command("prepare", short_help="Build the indexes that are missing (estimate first).")(
+        prepare_command
+    )
+
+
+_build_commands()
 
 
 def register(app: typer.Typer) -> None:

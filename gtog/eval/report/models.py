@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = [
     "SIGNIFICANCE",
     "Answer",
+    "AssertionCheck",
+    "AssertionStats",
     "Baseline",
     "Comparison",
     "CostPoint",
@@ -222,6 +224,33 @@ class ErrorCount:
 
 
 @dataclass(frozen=True)
+class AssertionCheck:
+    """One assertion judged against one answer (the `assertions` metric)."""
+
+    assertion: str
+    passed: bool | None
+    """None: unscored (`note` says why)."""
+    note: str | None
+    """The judge's reason, or why it is unscored."""
+
+
+@dataclass(frozen=True)
+class AssertionStats:
+    """One method's assertions over the run (the summary's `assertions`)."""
+
+    method: str
+    answers: int
+    assertions: int
+    passed: int
+    missed: int
+    unscored: int
+    pass_rate: float | None
+    all_supported: int
+    missed_list: list[tuple[str, str, str]]
+    """(question id, index key, assertion) of every assertion the method missed."""
+
+
+@dataclass(frozen=True)
 class Answer:
     """One method's answer to one question, as shown in the question list."""
 
@@ -247,6 +276,8 @@ class Answer:
     judge); None: it is the run's current answer."""
     tree: Exploration | None = None
     """ToG's exploration tree (None: the method records none)."""
+    assertions: list[AssertionCheck] = field(default_factory=list)
+    """Each of the question's assertions as judged against this answer (empty: none)."""
 
 
 @dataclass(frozen=True)
@@ -354,6 +385,8 @@ class PageData:
     """Repeated answers (`epochs: k`; None: one answer per question)."""
     panel: PanelSection | None = None
     """A judge panel (`judge.models`; None: one judge)."""
+    assertions: list[AssertionStats] = field(default_factory=list)
+    """Assertions passed and missed per method (empty: the run scored none)."""
     noise: Noise | None = None
     """Clusters, omnibus tests and detectable differences (None: an older summary)."""
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gtog.eval.report.claims import assertion_stats
 from gtog.eval.report.groups import group_tables
 from gtog.eval.report.models import (
     Baseline,
@@ -401,5 +402,6 @@ def page_data(
         baseline=_baseline(diff, baseline),
         repeats=repeats_section(detailed, summary),
         panel=panel_section(detailed, summary),
+        assertions=assertion_stats(summary, methods),
         noise=noise_view(summary),
     )

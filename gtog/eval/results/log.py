@@ -150,12 +150,14 @@ def _record_from_entry(
     usage = entry.get("judge_usage") or {}
     errors = entry.get("judge_errors") or {}
     panels = entry.get("panel") or {}
+    parts = entry.get("assertions") or {}
     for metric in {*(entry.get("scores") or {}), *errors}:
         panel = panels.get(metric)
         judgements[metric] = Judgement(
             score=(entry.get("scores") or {}).get(metric),
             reason=(entry.get("reasons") or {}).get(metric),
             error=errors.get(metric),
+            assertions=parts.get(metric),
             panel={n: Judgement.model_validate(v) for n, v in panel.items()} if panel else None,
             **(usage.get(metric) or {}),
         )

@@ -70,12 +70,17 @@ class JudgeSpec(BaseModel):
     panel: list[str] = Field(default_factory=list)
     """A judge panel's model ids as `judge.models` names them (empty: one judge). (The
     digest reads the panel from `models`.)"""
+    assertions: str | None = None
+    """Hash of the `assertions` scorer's prompt and pass threshold (None: not scored)."""
 
     def digest(self, index_key: str) -> str:
         """The hash a record judged under this spec carries (`MethodRecord.judged_with`)."""
         if self.skipped:
             return "skipped"
-        data = self.model_dump(exclude={"models", "skipped", "embedding_models", "panel"})
+        exclude = {"models", "skipped", "embedding_models", "panel"}
+        if self.assertions is None:  # (absent from the hash of runs that score none)
+            exclude.add("assertions")
+        data = self.model_dump(exclude=exclude)
         if self.embedding_models:  # (absent from the hash of runs that embed nothing)
             data["embedding_model"] = self.embedding_models.get(index_key)
         return stable_hash({**data, "model": self.models.get(index_key)})
@@ -255,6 +260,8 @@ def judge_changes(old: JudgeSpec, new: JudgeSpec) -> list[str]:
         return changes
     if old.prompts != new.prompts:
         changes.append("the judge prompts changed")
+    if old.assertions is not None and new.assertions not in (None, old.assertions):
+        changes.append("the assertion prompt or judge.assertion_threshold changed")
     if old.metrics != new.metrics:
         changes.append(f"the metrics changed ({old.metrics} -> {new.metrics})")
     for field in ("temperature", "max_tokens", "structured_output", "trials"):

@@ -11,6 +11,7 @@ from typing import Any
 
 from gtog.eval.results.abstention import AbstentionRules, abstention_summary
 from gtog.eval.results.agreement import metric_agreement
+from gtog.eval.results.assertions import assertion_summary
 from gtog.eval.results.attribution import attribution_summary
 from gtog.eval.results.epochs import add_epoch_entries, reduce_epochs
 from gtog.eval.results.inference import Clusters, compare, mean_stats, statistics_block
@@ -377,7 +378,8 @@ def summarize(
     epochs: int = 1,
 ) -> dict[str, Any]:
     """`statistics`, `by_method`, `by_movie` (per index key), `comparisons`, `omnibus`,
-    `efficiency`, `cost`, `attribution` and `metric_agreement`.
+    `efficiency`, `cost`, `attribution`, `metric_agreement` and, with the `assertions`
+    metric, `assertions`.
 
     See `QUESTION_SETS` for which questions each mean covers; `analysis` sets the
     abstention rules, the attribution threshold (defaults: the built-in rules, 0.5) and
@@ -396,6 +398,7 @@ def summarize(
     efficiency = {m: efficiency_summary(r for r in records if r.method == m) for m in present}
     usage = {m: judge_usage(r for r in records if r.method == m) for m in present}
     questions = reduce_epochs(records)  # (repeats: one record per question)
+    extra = {"assertions": assertion_summary(records, present)} if "assertions" in metrics else {}
     return {
         "question_sets": QUESTION_SETS,
         "statistics": statistics_block(records, clusters),
@@ -411,4 +414,5 @@ def summarize(
         "cost": {m: _cost(efficiency[m], usage[m]) for m in present},
         "attribution": attribution_summary(records, present, analysis.evidence_threshold),
         "metric_agreement": metric_agreement(records, metrics),
+        **extra,
     }

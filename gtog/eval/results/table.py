@@ -20,7 +20,14 @@ from gtog.eval.results.noise import clusters_line, omnibus_lines, power_line
 from gtog.eval.results.repeat_tables import panel_parts, repeat_parts
 from gtog.eval.results.why import why_table
 
-__all__ = ["ALPHA", "print_summary", "status_line", "summary_table", "unknown_costs"]
+__all__ = [
+    "ALPHA",
+    "assertion_line",
+    "print_summary",
+    "status_line",
+    "summary_table",
+    "unknown_costs",
+]
 
 
 _SHORT = {
@@ -254,6 +261,20 @@ def status_line(summary: dict[str, Any]) -> str | None:
     return f"partial: {count} ({status})"
 
 
+def assertion_line(summary: dict[str, Any]) -> str | None:
+    """`assertions supported: tog 41/50, local 38/50 (missed: see report.html)`, or None."""
+    block = summary.get("assertions") or {}
+    parts = [
+        f"{method} {s.get('passed', 0)}/{s.get('passed', 0) + s.get('missed', 0)}"
+        + (f" ({s['unscored']} unscored)" if s.get("unscored") else "")
+        for method, s in block.items()
+        if isinstance(s, dict) and s.get("answers")
+    ]
+    if not parts:
+        return None
+    return f"assertions supported: {', '.join(parts)} (which ones each missed: report.html)"
+
+
 def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) -> Group:
     """The scores table (same-question means, intervals, `*` marks), then the cost table."""
     parts: list[RenderableType] = []
@@ -272,6 +293,9 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
         )
     )
     parts += [*repeat_parts(summary), *panel_parts(summary)]
+    claims = assertion_line(summary)
+    if claims is not None:
+        parts.append(Text(claims, style="dim"))
     parts += _noise(summary)
     parts.append(Text("cost per answer (successful searches)", style="bold"))
     parts.append(_costs(summary))

@@ -59,6 +59,13 @@ def _method_entry(
         "searched_with": r.searched_with,
     }
     judge_errors = {m: j.error for m, j in r.judgements.items() if j.error}
+    parts = {
+        m: [v.model_dump() for v in j.assertions]
+        for m, j in r.judgements.items()
+        if j.assertions is not None
+    }
+    if parts:
+        entry["assertions"] = parts
     if r.error:
         entry["error"] = r.error
         entry["error_kind"] = r.error_kind

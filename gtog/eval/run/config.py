@@ -90,7 +90,10 @@ class JudgeConfig(_Strict):
     prompts_dir: str | None = None
     """A folder with <metric>.txt prompt files replacing the built-in ones."""
     trials: int = Field(default=1, ge=1, le=15)
-    """Ask each judge this many times and score by majority (a tie is unscored)."""
+    """Ask each judge this many times and score by majority (a tie is unscored); the
+    `assertions` scorer asks about each assertion this many times."""
+    assertion_threshold: float = Field(default=0.5, ge=0.0, lt=1.0)
+    """An assertion passes when more than this share of its trials find it supported."""
     models: list[str] | None = None
     """A judge panel: model ids of the projects' settings.yaml (completion_models) or
     LiteLLM names (`provider/model`); each judge metric is asked of every model, and the
@@ -228,6 +231,12 @@ class EvalConfig(_Strict):
 
     dataset: DatasetConfig
     indexes: dict[str, str] = Field(min_length=1)
+    indexes_template: str | None = None
+    """A graphrag project folder whose settings.yaml, prompts/ and .env a project that
+    `gtog eval prepare` creates is made from (None: `gtog init`'s defaults)."""
+    documents: dict[str, str] = Field(default_factory=dict)
+    """Index key -> the document file (or folder of documents) to index, for keys whose
+    documents are not beside their QA file (`eval/<key>/<key>.txt`)."""
     methods: list[str] = Field(default_factory=lambda: ["tog", "local", "basic"], min_length=1)
     output: OutputConfig = Field(default_factory=OutputConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)

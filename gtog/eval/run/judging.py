@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from gtog.errors import InputError
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.scoring import PromptSet, ScoringSetup, load_prompts
+from gtog.eval.scoring.assertions import METRIC as ASSERTIONS
+from gtog.eval.scoring.assertions import load_assertion_prompt
 from gtog.eval.scoring.pairwise import load_pairwise_prompt
 from gtog.llm import ChatModel, EmbeddingModel, chat_model_from_config, embedding_model_from_config
 
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EMBEDDING_METRICS",
+    "assertion_prompt",
     "judge_prompts",
     "load_judge_embedder",
     "load_judge_model",
@@ -127,6 +130,14 @@ def judge_prompts(root: Path, config: EvalConfig, config_path: Path) -> PromptSe
     return load_prompts(_prompts_dir(root, config, config_path))
 
 
+def assertion_prompt(root: Path, config: EvalConfig, config_path: Path) -> str | None:
+    """The `assertions` scorer's prompt (built in, or `judge.prompts_dir/assertions.txt`);
+    None when the run does not score assertions."""
+    if ASSERTIONS not in config.metrics:
+        return None
+    return load_assertion_prompt(_prompts_dir(root, config, config_path))
+
+
 def pairwise_prompt(root: Path, config: EvalConfig, config_path: Path) -> str:
     """The pairwise prompt: built in, or `judge.prompts_dir/pairwise.txt`."""
     return load_pairwise_prompt(_prompts_dir(root, config, config_path))
@@ -138,8 +149,10 @@ def scoring_setup(
     prompts: PromptSet,
     embedder: EmbeddingModel | None = None,
     panel: dict[str, ChatModel] | None = None,
+    assertions: str | None = None,
 ) -> ScoringSetup:
-    """What the run's scorers use on one index (`panel`: a judge panel's models)."""
+    """What the run's scorers use on one index (`panel`: a judge panel's models;
+    `assertions`: the assertion prompt)."""
     jc = config.judge
     return ScoringSetup(
         model=model,
@@ -151,4 +164,6 @@ def scoring_setup(
         timeout=config.timeouts.judge,
         embedder=embedder,
         panel=panel or {},
+        assertion_prompt=assertions,
+        pass_threshold=jc.assertion_threshold,
     )

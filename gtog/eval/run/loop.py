@@ -194,6 +194,8 @@ def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
     for j in record.judgements.values():
         for one in [j, *(j.panel or {}).values()]:  # a panel's models: each their own
             one.error, one.reason = r.optional(one.error), r.optional(one.reason)
+        for v in j.assertions or []:
+            v.error, v.reason = r.optional(v.error), r.optional(v.reason)
     return record
 
 

@@ -28,6 +28,7 @@ from gtog.eval.run.clusters import check_cluster_field, fields_kept
 from gtog.eval.run.config import EvalConfig, load_eval_config
 from gtog.eval.run.guard import parse_budget
 from gtog.eval.run.judging import (
+    assertion_prompt,
     judge_prompts,
     load_judge_embedder,
     load_judge_model,
@@ -341,6 +342,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         k: load_judge_embedder(config, p.config, p.settings_path) for k, p in projects.items()
     }
     prompts = judge_prompts(root, config, config_path)
+    claims_prompt = assertion_prompt(root, config, config_path)
     parts = {
         "projects": projects,
         "methods": run_methods,
@@ -351,6 +353,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         "config_path": config_path,
         "dataset_path": dataset_path,
         "prompts": prompts,
+        "assertion_prompt": claims_prompt,
         "repeats": dataset.repeated_questions,
     }
     if config.judge.trials > 1 and config.judge.temperature == 0:
@@ -397,7 +400,8 @@ def prepare(options: EvalOptions) -> EvalRun:
         prompts=prompts,
         scorers={
             k: build_scorers(
-                list(config.metrics), scoring_setup(config, j, prompts, embedders[k], panels[k])
+                list(config.metrics),
+                scoring_setup(config, j, prompts, embedders[k], panels[k], claims_prompt),
             )
             for k, j in judges.items()
         },

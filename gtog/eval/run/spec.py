@@ -50,6 +50,11 @@ def index_hash(project: Project) -> str:
     return h.hexdigest()[:16]
 
 
+def _assertion_spec(prompt: str | None, threshold: float) -> str | None:
+    """A hash of what changes an assertion verdict beside the judge (None: not scored)."""
+    return None if prompt is None else stable_hash({"prompt": prompt, "threshold": threshold})
+
+
 def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConfig) -> EvalSpec:
     projects: dict[str, Project] = run_parts["projects"]
     methods: dict[str, RunMethod] = run_parts["methods"]
@@ -102,6 +107,7 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             structured_output=jc.structured_output,
             trials=jc.trials,
             prompts=run_parts["prompts"].fingerprint,
+            assertions=_assertion_spec(run_parts.get("assertion_prompt"), jc.assertion_threshold),
             metrics=[] if options.skip_judges else list(config.metrics),
             skipped=options.skip_judges,
         ),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from gtog.eval.dataset import QAItem
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ITEM_FIELDS",
     "SCORERS",
+    "AssertionVerdict",
     "Judgement",
     "PairScorer",
     "Scorer",
@@ -34,6 +35,19 @@ __all__ = [
     "register_scorer",
     "uses_llm",
 ]
+
+
+class AssertionVerdict(BaseModel):
+    """One assertion (a claim a right answer must make) judged against one answer."""
+
+    assertion: str
+    passed: bool | None = None
+    """Supported by the answer in more than the pass threshold's share of the trials that
+    gave a verdict; None: unscored (`error` says why)."""
+    votes: list[int | None] = Field(default_factory=list)
+    """Each trial's verdict (1 supported, 0 not, None: the trial failed)."""
+    reason: str | None = None
+    error: str | None = None
 
 
 class Judgement(BaseModel):
@@ -50,16 +64,13 @@ class Judgement(BaseModel):
     """USD of the judge's calls (LiteLLM's price map); None when the model has no price."""
     votes: list[int | None] | None = None
     """Each trial's score when the judge was asked more than once (None: that trial failed)."""
-    panel: dict[str, Judgement] | None = None
+    assertions: list[AssertionVerdict] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
+    """The `assertions` scorer's verdict on each assertion (absent for other metrics)."""
+    panel: dict[str, Judgement] | None = Field(default=None, exclude_if=lambda value: value is None)
     """With a judge panel (`judge.models`): each model's own judgement, by model id; the
-    score above is their strict majority."""
-
-    @model_serializer(mode="wrap")
-    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
-        if data.get("panel", 0) is None:  # no panel: the record reads as it always did
-            data.pop("panel")
-        return data
+    score above is their strict majority (absent without a panel)."""
 
     @classmethod
     def unscored(cls, why: str, **usage: Any) -> Judgement:
@@ -117,6 +128,10 @@ class ScoringSetup:
     panel: dict[str, ChatModel] = field(default_factory=dict)
     """A judge panel (model id -> model): each LLM judge asks every model and takes their
     strict majority (empty: `model` alone)."""
+    assertion_prompt: str | None = None
+    """The `assertions` scorer's prompt template (None: the built-in one)."""
+    pass_threshold: float = 0.5
+    """An assertion passes when more than this share of its trials find it supported."""
 
 
 class ScorerBase:
