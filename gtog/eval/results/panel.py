@@ -117,7 +117,12 @@ def add_panel_entries(
     models = models or panel_models(records)
     if not models:
         return
-    judged = [m for m in metrics if uses_llm(m)]
+    # (a metric no model of the panel judged, such as `assertions`, has no per-model means)
+    judged = [
+        m
+        for m in metrics
+        if uses_llm(m) and any((j := r.judgements.get(m)) is not None and j.panel for r in records)
+    ]
     by_method = summary.get("by_method") or {}
     means = judges_summary(records, list(by_method), judged, models)
     for method, entry in by_method.items():

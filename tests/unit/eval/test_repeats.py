@@ -14,7 +14,7 @@ from gtog.eval.results.currency import current_records, pair_staleness
 from gtog.eval.results.epochs import epoch_summary, reduce_epochs
 from gtog.eval.results.flat import flat_frame
 from gtog.eval.results.log import read_checkpoint_contents
-from gtog.eval.results.panel import judge_agreement, judges_summary
+from gtog.eval.results.panel import add_panel_entries, judge_agreement, judges_summary
 from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, PairwiseSpec
 from gtog.eval.results.summary import summarize
@@ -261,6 +261,15 @@ def test_krippendorff_alpha_by_hand_and_per_model_means() -> None:
     means = judges_summary(contrarian, ["m"], ["correctness"], ["a", "b", "c"])["m"]
     assert (means["a"]["correctness"], means["c"]["correctness"]) == (0.75, 0.25)
     assert means["b"]["scored"] == {"correctness": 4}
+    # a metric the panel did not judge (the assertions metric: the first model alone)
+    one = Judgement(score=1)
+    mixed = [
+        r.model_copy(update={"judgements": {**r.judgements, "completeness": one}}) for r in records
+    ]
+    summary: dict = {"by_method": {"m": {}}}
+    add_panel_entries(summary, mixed, ["correctness", "completeness"], ["a", "b"])
+    assert set(summary["judge_agreement"]) == {"correctness"}
+    assert summary["by_method"]["m"]["judges"]["a"]["scored"] == {"correctness": 4}
 
 
 def _model(server: ScriptedServer, name: str):
