@@ -113,9 +113,10 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
         judging += f", {len(to_compare)} comparisons ready"
     shard = run.options.shard
     part = f", shard {shard.label}: {len(run.pairs)} pairs" if shard else ""
+    repeats = f" x {run.spec.epochs} answers each" if run.spec.epochs > 1 else ""
     err.print(
         f"gtog eval: {len(run.items)} questions x {len(run.methods)} methods "
-        f"({', '.join(run.methods)}){part}; {len(todo)} to run{judging}, "
+        f"({', '.join(run.methods)}){repeats}{part}; {len(todo)} to run{judging}, "
         f"{len(run.done)} already done -> {run.output_dir}",
         highlight=False,
     )

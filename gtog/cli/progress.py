@@ -98,7 +98,7 @@ def last_item(record: MethodRecord | PairRecord) -> str:
         what = f"{record.a}/{record.b} {record.criterion[:12]}"
         outcome = record.judgement.winner or "unscored"
     else:
-        what = record.method
+        what = record.method + (f"#{record.epoch}" if record.epoch > 1 else "")
         outcome = "failed" if record.error else "ok"
     return f"{what} {record.qid[:16]} {outcome}"
 

@@ -16,6 +16,7 @@ from gtog.eval.estimate.bounded import BoundsBasis, load_bounds
 from gtog.eval.estimate.figures import Figures, Range
 from gtog.eval.estimate.pilot import PilotBasis, pilot_questions
 from gtog.eval.estimate.plan import Estimate, build_estimate
+from gtog.eval.results.records import answer_key
 from gtog.eval.results.spend import ESTIMATE_NAME
 from gtog.files import write_json_atomic
 
@@ -50,9 +51,9 @@ def price_sources(run: EvalRun) -> dict[str, str | None]:
 def _details(run: EvalRun, est: Estimate, extra: dict[str, Any]) -> Estimate:
     done = {r.key for r in run.done}
     est.details = {
-        "questions": len({q.qid for q, _ in run.pairs}),
+        "questions": len({q.qid for q, *_ in run.pairs}),
         "pairs": len(run.pairs),
-        "pairs_done": sum(1 for q, m in run.pairs if (q.qid, m) in done),
+        "pairs_done": sum(1 for q, m, e in run.pairs if answer_key(q.qid, m, e) in done),
         "prices": price_sources(run),
         **extra,
     }

@@ -29,7 +29,7 @@ async def load_bounds(run: EvalRun) -> dict[tuple[str, str], SearchBound | None]
     """Each (index, method)'s search bound (None: the method has none; an answers file's
     method costs nothing to search). Reads the index tables it needs, then lets them go."""
     out: dict[tuple[str, str], SearchBound | None] = {}
-    for key in dict.fromkeys(q.index_key for q, _ in run.pairs):
+    for key in dict.fromkeys(q.index_key for q, *_ in run.pairs):
         project = run.projects[key]
         for method in run.methods:
             plan = run.run_methods[method]

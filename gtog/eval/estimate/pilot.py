@@ -27,7 +27,7 @@ __all__ = ["PilotBasis", "pilot_questions"]
 
 def pilot_questions(run: EvalRun, k: int) -> list[str]:
     """The ids of `k` questions spread evenly over the run's (first and last included)."""
-    qids = list(dict.fromkeys(q.qid for q, _ in run.pairs))
+    qids = list(dict.fromkeys(q.qid for q, *_ in run.pairs))
     if k >= len(qids):
         return qids
     if k == 1:

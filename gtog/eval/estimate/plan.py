@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from gtog.eval.estimate.figures import Figures, Range
 from gtog.eval.results.currency import judged_elsewhere, searched_elsewhere
+from gtog.eval.results.records import answer_key
 from gtog.eval.run.manifest import judge_key, noted, search_figures, search_key
 from gtog.eval.scoring import uses_llm
 
@@ -123,14 +124,17 @@ def build_estimate(run: EvalRun, basis: Basis, name: str) -> Estimate:
     current = {r.key: r for r in run.done if not searched_elsewhere(run.spec, r)}
     metrics = [m for m in run.config.metrics if uses_llm(m)]
     judging = not run.options.skip_judges
-    for item, method in run.pairs:
+    for item, method, epoch in run.pairs:
         row = est.methods.setdefault(method, Range())
-        record = current.get((item.qid, method))
+        record = current.get(answer_key(item.qid, method, epoch))
+        first = epoch == 1  # the cache's notes are of first answers (a repeat's calls differ)
         answer = record.response if record is not None else None
         if record is not None and (spent := search_figures(record)) is not None:
             row.add(Figures.of(spent))
             est.cached = est.cached + Figures.of(spent)
-        elif kept := noted(run, search_key(_digest(run, item, method), item.qid, method)):
+        elif first and (
+            kept := noted(run, search_key(_digest(run, item, method), item.qid, method))
+        ):
             row.add(Figures.of(kept))
             est.cached = est.cached + Figures.of(kept)
             answer = kept.get("answer")
@@ -145,7 +149,7 @@ def build_estimate(run: EvalRun, basis: Basis, name: str) -> Estimate:
                 jrow.add(spent_j)
                 est.cached = est.cached + spent_j
                 continue
-            if answer is not None:
+            if answer is not None and first:
                 key = judge_key(run, item.index_key, metric, item.qid, answer)
                 if (kept_j := noted(run, key)) is not None:
                     jrow.add(Figures.of(kept_j))
@@ -182,7 +186,7 @@ def _comparisons(run: EvalRun, basis: Basis, est: Estimate) -> None:
 
 def _questions(run: EvalRun) -> Iterable[QAItem]:
     seen: set[str] = set()
-    for item, _ in run.pairs:
+    for item, *_ in run.pairs:
         if item.qid not in seen:
             seen.add(item.qid)
             yield item

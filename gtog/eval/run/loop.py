@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from gtog.errors import FatalRunError, describe_exception
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.currency import searched_elsewhere
-from gtog.eval.results.records import MethodRecord, PairRecord
+from gtog.eval.results.records import MethodRecord, PairRecord, answer_key, compared_epochs
 from gtog.eval.results.spec import CHECKPOINT_NAME
 from gtog.eval.run.checkpoint import Checkpoint
 from gtog.eval.run.engines import Engines
@@ -46,6 +46,7 @@ from gtog.eval.scoring.pairwise import PairJudgement
 from gtog.llm import fatal_reason, run_sync
 from gtog.llm.ahead import embeddings_ahead
 from gtog.llm.budget import Limits, pair_budget
+from gtog.llm.repeat import answering_epoch
 from gtog.search import context_threads
 
 __all__ = ["ProgressHook", "run_evaluation", "run_evaluation_async"]
@@ -67,15 +68,18 @@ def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
     r = run.redactor
     record.error = r.optional(record.error)
     for j in record.judgements.values():
-        j.error, j.reason = r.optional(j.error), r.optional(j.reason)
+        for one in [j, *(j.panel or {}).values()]:  # a panel's models: each their own
+            one.error, one.reason = r.optional(one.error), r.optional(one.reason)
         for v in j.assertions or []:
             v.error, v.reason = r.optional(v.error), r.optional(v.reason)
     return record
 
 
 async def _evaluate_one(
-    run: EvalRun, item: QAItem, method: str, engine: Engine | BaseException
+    run: EvalRun, item: QAItem, method: str, engine: Engine | BaseException, epoch: int = 1
 ) -> MethodRecord:
+    """One answer (epoch `epoch` of the pair), searched and judged; every call of it made
+    in that epoch (`answering_epoch`: a model-call cache keys each epoch's calls apart)."""
     record = MethodRecord(
         qid=item.qid,
         index_key=item.index_key,
@@ -85,12 +89,14 @@ async def _evaluate_one(
         evidence=item.evidence,
         searched_with=run.spec.search_digest(method, item.index_key),
         groups=dict(item.groups),
+        epoch=epoch,
     )
     with pair_spending(run) as budget:  # the pair's limits (and the run's)
         try:
-            context = await search_into(run, item, record, engine)
-            if record.error is None:
-                await _judge(run, item, record, context)
+            with answering_epoch(epoch):
+                context = await search_into(run, item, record, engine)
+                if record.error is None:
+                    await _judge(run, item, record, context)
         except FatalRunError:
             raise
         except Exception as exc:
@@ -107,7 +113,8 @@ async def _rejudge_one(run: EvalRun, item: QAItem, record: MethodRecord) -> Meth
     record = record.model_copy(deep=True)
     with pair_spending(run) as budget:
         try:
-            await _judge(run, item, record, record.context_text)
+            with answering_epoch(record.epoch):
+                await _judge(run, item, record, record.context_text)
         except FatalRunError:
             raise
         except Exception as exc:
@@ -150,7 +157,7 @@ async def run_evaluation_async(
     todo, to_judge = run.todo, run.to_judge
     guard = Guard(parse_budget(run.options.max_errors, len(todo) + len(to_judge)))
     items = {q.qid: q for q in run.items}
-    redo = {(q.qid, m) for q, m in todo} | {r.key for r in to_judge}
+    redo = {answer_key(q.qid, m, e) for q, m, e in todo} | {r.key for r in to_judge}
     kept = [r for r in run.done if r.key not in redo]
     schedule = IndexSchedule(run, engines, todo)  # index by index: see schedule.py
 
@@ -183,7 +190,8 @@ async def run_evaluation_async(
             if stopping():
                 left.append((item.qid, criterion, a, b))
                 return
-            with pair_budget(Limits()) as budget:
+            epoch = max(compared_epochs(a, b, run.spec.epochs))
+            with pair_budget(Limits()) as budget, answering_epoch(epoch):
                 pair = await _compare(run, pair_queue, item, criterion, a, b)
             if budget.run_refused:  # its calls are cached: a resume replays them
                 left.append(pair.key)
@@ -205,19 +213,19 @@ async def run_evaluation_async(
         if record.method in run.methods:
             compare_later(record)
 
-    async def search_one(item: QAItem, method: str) -> None:
+    async def search_one(item: QAItem, method: str, epoch: int) -> None:
         queued = time.perf_counter()
         async with limit:
             waited = time.perf_counter() - queued
             if stopping():
-                left.append((item.qid, method))
+                left.append(answer_key(item.qid, method, epoch))
                 schedule.done(item, method)
                 return
             engine = await schedule.engine(item, method)
             try:
-                record = await _evaluate_one(run, item, method, engine)
+                record = await _evaluate_one(run, item, method, engine, epoch)
             except Abandoned:
-                left.append((item.qid, method))
+                left.append(answer_key(item.qid, method, epoch))
                 schedule.done(item, method)
                 return
         if record.efficiency is not None:
@@ -252,8 +260,8 @@ async def run_evaluation_async(
                         compare_later(r)
                 for r in to_judge:
                     group.create_task(judge_one(r))
-                for q, m in schedule.pairs:  # index by index: see schedule.py
-                    group.create_task(search_one(q, m))
+                for q, m, e in schedule.pairs:  # index by index: see schedule.py
+                    group.create_task(search_one(q, m, e))
         if left and run.budget is not None and run.budget.reached() is not None:
             raise LimitStop(run.budget.reached() or "", run.budget, _raise_flag(run))
         run.status = "complete"
@@ -294,6 +302,7 @@ async def _compare(
         if fatal_reason(exc) is not None:
             raise
         logger.exception("unexpected error comparing %s / %s / %s-%s", item.qid, criterion, a, b)
+        epochs = compared_epochs(a, b, run.spec.epochs)
         pair = PairRecord(
             qid=item.qid,
             index_key=item.index_key,
@@ -303,6 +312,8 @@ async def _compare(
             judgement=PairJudgement(error=f"internal error: {describe_exception(exc)}"),
             judged_with=run.spec.pairwise_digest(item.index_key),
             groups=dict(item.groups),
+            epoch_a=epochs[0],
+            epoch_b=epochs[1],
         )
     j = pair.judgement
     j.error = run.redactor.optional(j.error)

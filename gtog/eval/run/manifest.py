@@ -65,7 +65,7 @@ def search_figures(record: MethodRecord) -> dict[str, Any] | None:
 def remember(run: EvalRun, record: MethodRecord) -> None:
     """Note a landed record's search and verdicts beside the cache (blocking; best effort)."""
     store = _store(run)
-    if store is None or record.error is not None or record.response is None:
+    if store is None or record.error is not None or record.response is None or record.epoch > 1:
         return
     try:
         figures = search_figures(record)
