@@ -130,7 +130,7 @@ def test_readme_commands_that_need_no_model_run_as_written(
         .read_text()
         .replace("eval/indexes/lighthouse", str(example_indexes["lighthouse"]))
         .replace("eval/indexes/orchard", str(example_indexes["orchard"]))
-        .replace("prompts_dir: gtog/local/judge_prompts", "")
+        .replace("prompts_dir: builtin:local", "")
     )
     base = ["eval", "--root", ".", "--config", str(scripted), "--limit", "1", "-m", "local", "-q"]
     for extra in ([], *(["--shard", f"{i}/4"] for i in range(4))):
