@@ -339,6 +339,8 @@ class PageData:
     """Abstentions and failure attribution per method (empty: no correctness judge)."""
     baseline: Baseline | None = None
     """The diff against a baseline run (`gtog eval report --baseline`)."""
+    verdict: str | None = None
+    """What the run found, in one line (gtog.eval.results.verdict; the terminal's too)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

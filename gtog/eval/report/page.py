@@ -45,6 +45,7 @@ from gtog.eval.report.questions import (
 )
 from gtog.eval.report.readers import as_dict, as_int, as_interval, as_num, as_str
 from gtog.eval.report.versus import head_to_head
+from gtog.eval.results.verdict import verdict
 
 __all__ = ["error_kind", "page_data", "primary_metric", "tog_paths"]
 
@@ -395,4 +396,5 @@ def page_data(
         groups=group_tables(summary, spec, questions, methods, metrics),
         why=_why(summary, methods),
         baseline=_baseline(diff, baseline),
+        verdict=verdict(summary, metrics),
     )
