@@ -28,11 +28,15 @@ OUTPUT_OPTIONS = {"output", "out", "aggregates"}
 PATH_NAMES = {"root", "config", "input", "reference", "responses", "output_dir", "dirs"}
 
 
-def readme_commands() -> list[list[str]]:
-    """The argument lists of the README's `gtog ...` commands, in order."""
+def readme_commands(*, new_folder: bool = False) -> list[list[str]]:
+    """The argument lists of the README's `gtog ...` commands, in order: those run in the
+    clone, or (`new_folder`) those of a block that starts by making a new folder (a study
+    of one's own: its paths are made by its own commands; see test_own_document.py)."""
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S):
         if block.startswith("#!"):  # a job script for a cluster, with its variables
+            continue
+        if block.startswith("mkdir ") != new_folder:
             continue
         for line in block.replace("\\\n", " ").splitlines():
             for part in line.split("&&"):
@@ -43,6 +47,7 @@ def readme_commands() -> list[list[str]]:
 
 
 COMMANDS = readme_commands()
+NEW_FOLDER_COMMANDS = readme_commands(new_folder=True)
 
 
 def needs_no_model(args: list[str]) -> bool:
@@ -73,6 +78,16 @@ def test_commands_are_parsed_down_to_the_one_that_runs() -> None:
     assert contexts[-1].params["output_dir"] == Path("eval/results")
     with pytest.raises(Exception, match="No such option"):
         parsed(["eval", "--no-such-flag"])
+
+
+@pytest.mark.parametrize("args", NEW_FOLDER_COMMANDS, ids=lambda a: " ".join(a)[:60])
+def test_each_new_folder_command_names_real_options(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new study's commands parse, in a folder where the earlier ones made `--root`."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / args[args.index("--root") + 1]).mkdir(exist_ok=True)
+    assert parsed(args)[-1].command is not None
 
 
 def test_the_readme_has_the_commands_it_shows() -> None:

@@ -104,9 +104,7 @@ def test_builtin_prompt_set_works_from_any_folder(tmp_path: Path) -> None:
     assert prompts.templates != load_prompts(None).templates
 
     (study / "mine").mkdir()  # a plain folder keeps working, relative to --root
-    (study / "mine" / "correctness.txt").write_text(
-        "Q {question} R {ground_truth} A {predicted}"
-    )
+    (study / "mine" / "correctness.txt").write_text("Q {question} R {ground_truth} A {predicted}")
     path = write(study, GOOD.replace("temperature: 0.0}", "prompts_dir: mine}"))
     mine = judge_prompts(study, load_eval_config(path), path)
     assert mine.templates["correctness"].startswith("Q {question}")
