@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
+
 from gtog.errors import InputError
 from gtog.indexing.finishes import LLM_STEPS, FinishTally, StepFinishes, count_finishes
 from gtog.indexing.probe import PROBE_TIMEOUT_S, check_models
@@ -79,7 +81,7 @@ def cut_warning(step: StepFinishes, config: GraphRagConfig) -> str | None:
     )
 
 
-class _Warner:
+class _Warner(NoopWorkflowCallbacks):
     """A graphrag workflow callback: at each workflow's end, one warning per LLM step whose
     replies were cut since the last one (so the count shows while indexing goes on)."""
 
@@ -101,10 +103,8 @@ class _Warner:
                         self.say(line)
 
     def workflow_end(self, name: str, instance: object) -> None:
+        """Warn about the replies cut during the workflow that just ended."""
         self.flush()
-
-    def __getattr__(self, name: str) -> Callable[..., None]:  # the other callbacks: no-ops
-        return lambda *args, **kwargs: None
 
 
 @contextlib.contextmanager
