@@ -4,16 +4,15 @@ new text with the local model, in a fresh folder, as the README says.
 
     python benchmarks/own_document.py                  # benchmarks/out/own_document.json
     python benchmarks/own_document.py --record         # benchmarks/results/ (README figures)
-    python benchmarks/own_document.py --before         # also index with the old 1,024 cap
 
 In a new temporary folder it runs the README section's commands (`gtog init --local`,
 `gtog index --local`, `gtog query --local`, `gtog eval --local`) with
 `benchmarks/data/own_document.txt` (our own 1,059-word story) as the document and the
 section's own `qa.json` and `eval_config.yaml`, and records each step's wall time and exit
 code, the index's size, the replies the server cut at max_tokens (its log), the answers and
-the verdict line. `--before` also indexes a copy whose replies are capped at 1,024 tokens
-(the local server's own cap, which applied before issue 32) to compare the cut replies and
-the entities. The machine's load average is recorded: the local model shares its 2 cores.
+the verdict line, and the extraction replies' lengths (those over 1,024 tokens are the
+ones the local server's own cap, which applied before issue 32, cut). The machine's load
+average is recorded: the local model shares its 2 cores.
 Needs the gtog[local] extra.
 """
 
@@ -66,6 +65,7 @@ def server_stats(log: Path) -> dict[str, Any]:
         finishes[finish] = finishes.get(finish, 0) + 1
     return {
         "chat_requests": len(rows),
+        "requests": [[int(r[0]), int(r[1]), float(r[2]), r[3]] for r in rows],
         "prompt_tokens": sum(int(r[0]) for r in rows),
         "output_tokens": sum(int(r[1]) for r in rows),
         "chat_seconds": round(sum(float(r[2]) for r in rows), 1),
@@ -87,6 +87,25 @@ def index_size(project: Path) -> dict[str, Any]:
     entities = out / "entities.parquet"
     titles = sorted(pd.read_parquet(entities)["title"]) if entities.exists() else []
     return {"rows": rows, "entities": titles}
+
+
+def extraction_replies(step: dict[str, Any]) -> dict[str, Any]:
+    """The extraction replies' output tokens: the requests after the model check, one per
+    text unit (graphrag extracts first, one request at a time, before any summary).
+
+    The server samples with a fixed seed, so a reply's first 1,024 tokens are the same
+    under any cap: the replies longer than that are those the server's own 1,024-token
+    cap (which applied before `max_tokens: 3000`) cut.
+    """
+    units = step.get("index", {}).get("rows", {}).get("text_units", 0)
+    replies = step["server"]["requests"][1 : 1 + units]
+    outputs = [r[1] for r in replies]
+    return {
+        "replies": len(replies),
+        "output_tokens": outputs,
+        "finish_reasons": [r[3] for r in replies],
+        "longer_than_1024": sum(1 for n in outputs if n > 1024),
+    }
 
 
 def run(args: list[str], cwd: Path, log: Path) -> dict[str, Any]:
@@ -122,7 +141,6 @@ def run(args: list[str], cwd: Path, log: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", action="store_true", help="also index with the 1,024 cap")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     add_record_flag(parser)
     args = parser.parse_args(argv)
@@ -136,17 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     steps["init"] = run(init, study, work / "init.server.log")
     project = study / init[init.index("--root") + 1]
     shutil.copy(DOCUMENT, project / "input" / DOCUMENT.name)
-    if args.before:  # the same project, its extraction capped by the server (1,024 tokens)
-        before = study / "before"
-        shutil.copytree(project, before)
-        settings = before / "settings.yaml"
-        settings.write_text(re.sub(r"max_tokens: \d+", "max_tokens: 1024", settings.read_text()))
-        steps["index_before"] = run(
-            ["index", "--local", "--root", "before"], study, work / "index_before.server.log"
-        )
-        steps["index_before"]["index"] = index_size(before)
     steps["index"] = run(index, study, work / "index.server.log")
     steps["index"]["index"] = index_size(project)
+    steps["index"]["extraction"] = extraction_replies(steps["index"])
     steps["query"] = run(query, study, work / "query.server.log")
     (study / "qa.json").write_text(qa)
     (study / "eval_config.yaml").write_text(config)
