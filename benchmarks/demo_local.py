@@ -9,7 +9,7 @@ Runs the demo command once (the local model server is started and stopped by
 `gtog eval --local` itself), measures its wall time, and records the answers and judge
 scores from the eval output folder (eval_results_summary.json and
 eval_results_detailed.json) into benchmarks/out/demo_local.json (with `--record`:
-benchmarks/results/, the file the README quotes), with the
+benchmarks/results/, the file the docs and the README's output table quote), with the
 machine's CPU count and the versions involved. Needs the gtog[local] extra.
 """
 

@@ -1,14 +1,14 @@
 #!/usr/bin/env python
-"""Benchmark the README's "Your own document, offline": init, index, query and eval of a
-new text with the local model, in a fresh folder, as the README says.
+"""Benchmark the tutorial "Your own document, offline": init, index, query and eval of a
+new text with the local model, in a fresh folder, as docs/tutorials/own-document.md says.
 
     python benchmarks/own_document.py                  # benchmarks/out/own_document.json
-    python benchmarks/own_document.py --record         # benchmarks/results/ (README figures)
+    python benchmarks/own_document.py --record         # benchmarks/results/ (the docs' figures)
 
-In a new temporary folder it runs the README section's commands (`gtog init --local`,
+In a new temporary folder it runs the page's commands (`gtog init --local`,
 `gtog index --local`, `gtog query --local`, `gtog eval --local`) with
 `benchmarks/data/own_document.txt` (our own 1,059-word story) as the document and the
-section's own `qa.json` and `eval_config.yaml`, and records each step's wall time and exit
+page's own `qa.json` and `eval_config.yaml`, and records each step's wall time and exit
 code, the index's size, the replies the server cut at max_tokens (its log), the answers and
 the verdict line, and the extraction replies' lengths (those over 1,024 tokens are the
 ones the local server's own cap, which applied before issue 32, cut). The machine's load
@@ -34,16 +34,15 @@ from typing import Any
 from recording import add_record_flag, write_results
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
+PAGE = REPO / "docs" / "tutorials" / "own-document.md"
 DOCUMENT = REPO / "benchmarks" / "data" / "own_document.txt"
-SECTION = "## Your own document, offline"
 
 
 def readme_study() -> tuple[list[list[str]], str, str]:
-    """The section's `gtog` commands (in order), its qa.json and its eval_config.yaml."""
+    """The page's `gtog` commands (in order), its qa.json and its eval_config.yaml."""
     import shlex
 
-    section = README.read_text(encoding="utf-8").split(SECTION, 1)[1].split("\n## ", 1)[0]
+    section = PAGE.read_text(encoding="utf-8")
     [block] = re.findall(r"```bash\n(.*?)```", section, re.S)
     commands = [
         words[1:]

@@ -15,7 +15,8 @@ records gives exactly the raising questions an error record).
 test suite makes is replayed as a case too. `--time`: per-call time of run_evaluation
 on the same batches. `--write-fixture N`: N cases per category with graphrag-eval's
 outcomes into tests/fixtures/qa/ge6_parity.json.gz (replayed by the parity test in
-CI). `--readme`: rewrites the README's tables between the qa-differential markers.
+CI). `--readme`: rewrites the tables between the qa-differential markers of docs/qa-eval.md
+(the page that shows them).
 Writes benchmarks/out/qa_differential.json (with `--record`: benchmarks/results/) and prints
 the tables.
 """
@@ -55,7 +56,8 @@ from tests.support.qa_parity import (  # noqa: E402
 
 RESULTS = "qa_differential.json"
 FIXTURE = REPO / "tests" / "fixtures" / "qa" / "ge6_parity.json.gz"
-README = REPO / "README.md"
+PAGE = REPO / "docs" / "qa-eval.md"
+"""The page with the qa-differential tables (`--readme` rewrites them)."""
 WORKER = Path(__file__).parent / "ge6_worker.py"
 VERSION = "6.6.1"
 KINDS = ("identical", "differing", "raised", "raised-differing")
@@ -318,7 +320,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--write-fixture", type=int, metavar="N")
-    parser.add_argument("--readme", action="store_true", help="rewrite the README tables")
+    parser.add_argument(
+        "--readme", action="store_true", help="rewrite the tables in docs/qa-eval.md"
+    )
     add_record_flag(parser)
     args = parser.parse_args()
     target = results_path(RESULTS, args.record)
@@ -358,14 +362,14 @@ def main() -> None:
     if args.write_fixture:
         write_fixture(exe, args.write_fixture, upstream, results["upstream"])
     if args.readme:
-        text = README.read_text()
+        text = PAGE.read_text()
         text = replace_between(text, "qa-differential-counts", table)
         if results.get("timing"):
             timings = timing_table(results["timing"])
             text = replace_between(text, "qa-differential-timing", timings)
         witnesses = readme_table(results["witnesses"])
         text = replace_between(text, "qa-differential-witnesses", witnesses)
-        README.write_text(text)
+        PAGE.write_text(text)
 
 
 if __name__ == "__main__":

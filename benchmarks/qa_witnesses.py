@@ -2,7 +2,7 @@
 with a small witness case that shows it.
 
 `run_witnesses` runs every witness through graphrag-eval 6.6.1 (the throwaway venv)
-and through gtog in both modes; `readme_table` renders the README's table from that,
+and through gtog in both modes; `readme_table` renders docs/qa-eval.md's table from that,
 so each row's example is measured, and a row whose difference has gone (or whose
 `graphrag-eval-6` value differs from 6.6.1's) is flagged.
 """

@@ -1,8 +1,9 @@
 """Where a benchmark writes its results file.
 
 By default into `benchmarks/out/` (git-ignored), so running a benchmark never changes a
-tracked file. With `--record` into `benchmarks/results/`, the tracked files the README
-quotes: record a run only when its figures are the ones to publish.
+tracked file. With `--record` into `benchmarks/results/`, the tracked files the
+documentation quotes (docs/measured.md and the pages it lists): record a run only when
+its figures are the ones to publish.
 
     from recording import add_record_flag, results_path
     add_record_flag(parser)
@@ -20,7 +21,7 @@ __all__ = ["OUT", "RECORDED", "add_record_flag", "results_path", "write_results"
 
 BENCHMARKS = Path(__file__).resolve().parent
 RECORDED = BENCHMARKS / "results"
-"""Tracked results: what the README quotes (written only with --record)."""
+"""Tracked results: what the documentation quotes (written only with --record)."""
 OUT = BENCHMARKS / "out"
 """Scratch results of every other run (git-ignored)."""
 
@@ -30,7 +31,7 @@ def add_record_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--record",
         action="store_true",
-        help="write the tracked results file under benchmarks/results/ (the README's "
+        help="write the tracked results file under benchmarks/results/ (the documented "
         "figures) instead of benchmarks/out/",
     )
 

@@ -7,5 +7,6 @@ import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 __version__ = "0.1.0"
+"""gtog's version."""
 
 __all__ = ["__version__"]

@@ -117,9 +117,7 @@ async def _ask(m: _Model, timeout: float) -> tuple[str | None, int | None]:
             from graphrag_llm.completion import create_completion
 
             model = create_completion(probe)
-            await asyncio.wait_for(
-                model.completion_async(messages=PROBE_PROMPT), timeout + 5
-            )
+            await asyncio.wait_for(model.completion_async(messages=PROBE_PROMPT), timeout + 5)
             return None, None
         from graphrag_llm.embedding import create_embedding
 

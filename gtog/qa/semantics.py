@@ -8,9 +8,11 @@ from typing import Literal
 __all__ = ["GE6", "SEED", "SEMANTICS", "Semantics", "check_semantics"]
 
 Semantics = Literal["seed", "graphrag-eval-6"]
+"""A rule set: the seed README's with gtog's improvements, or graphrag-eval 6.6.1's."""
 SEED: Semantics = "seed"
 GE6: Semantics = "graphrag-eval-6"
 SEMANTICS: tuple[Semantics, ...] = (SEED, GE6)
+"""Every rule set, the default first."""
 
 
 def check_semantics(value: str) -> Semantics:

@@ -35,8 +35,10 @@ __all__ = [
 ]
 
 DEFAULT_RESPONSE_TYPE = "Single Paragraph"
+"""The answer format every engine is asked for unless `response_type` says otherwise."""
 
 Builder = Callable[["Project", dict[str, Any]], Awaitable["SearchEngine"]]
+"""A method's builder: `async (project, options) -> engine` (anything with `search`)."""
 
 
 def _builder(name: str) -> Builder:

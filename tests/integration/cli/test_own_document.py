@@ -90,24 +90,24 @@ def test_index_stops_at_once_on_a_model_it_cannot_ask(
     assert len(llm_server.chat_log()) == 1  # one request, no retry
 
 
-def _readme_study() -> tuple[list[list[str]], str, str]:
-    """The README's own-document section: its commands, its qa.json and eval_config.yaml."""
-    from tests.integration.cli.test_readme_commands import README, readme_commands
+def _page_study() -> tuple[list[list[str]], str, str]:
+    """The own-document tutorial's commands, its qa.json and its eval_config.yaml."""
+    from tests.integration.cli.test_readme_commands import REPO, page_commands
 
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Your own document, offline", 1)[1].split("\n## ", 1)[0]
-    [qa] = re.findall(r"```json\n(.*?)```", section, re.S)
-    [config] = re.findall(r"```yaml\n(.*?)```", section, re.S)
-    return readme_commands(new_folder=True), qa, config
+    page = REPO / "docs" / "tutorials" / "own-document.md"
+    text = page.read_text(encoding="utf-8")
+    [qa] = re.findall(r"```json\n(.*?)```", text, re.S)
+    [config] = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    return page_commands(page, new_folder=True), qa, config
 
 
-def test_the_readme_study_runs_in_a_new_folder_and_counts_cut_replies(
+def test_the_tutorial_study_runs_in_a_new_folder_and_counts_cut_replies(
     llm_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The README's commands and files for a study of one's own, in a new folder: the
+    """The tutorial's commands and files for a study of one's own, in a new folder: the
     scripted server stands in for the local one (the project's models are pointed at it,
     as --local does in memory), and cuts the first extraction reply at max_tokens."""
-    commands, qa, config = _readme_study()
+    commands, qa, config = _page_study()
     assert [c[0] for c in commands] == ["init", "index", "query", "eval"]
     assert all("--local" in c for c in commands)
     study = tmp_path / "my-study"
