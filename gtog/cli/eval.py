@@ -278,6 +278,16 @@ def eval_command(
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    build_indexes: Annotated[
+        bool,
+        typer.Option(
+            "--build-indexes",
+            help="First build the indexes that are missing, as `gtog eval prepare` does.",
+        ),
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="With --build-indexes: build without asking.")
+    ] = False,
     shard: Annotated[
         str | None,
         typer.Option(
@@ -297,11 +307,58 @@ def eval_command(
             "repeatable. For CI.",
         ),
     ] = None,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Print how many questions (and clusters) a paired comparison needs to "
+            "detect --mde with 80% power, from the run in the output folder if there is one, "
+            "else from --discordance, --icc and --cluster-size; no model call, nothing written.",
+        ),
+    ] = False,
+    mde: Annotated[
+        float, typer.Option("--mde", help="With --plan: the difference to detect (0-1).")
+    ] = 0.1,
+    discordance: Annotated[
+        float | None,
+        typer.Option(
+            "--discordance",
+            help="With --plan: share of questions two methods disagree on (default: the "
+            "run's, else 0.3).",
+        ),
+    ] = None,
+    icc: Annotated[
+        float | None,
+        typer.Option(
+            "--icc",
+            help="With --plan: intra-cluster correlation of the paired differences "
+            "(default: the run's, else 0.1).",
+        ),
+    ] = None,
+    cluster_size: Annotated[
+        float | None,
+        typer.Option(
+            "--cluster-size",
+            help="With --plan: questions per cluster (default: the run's, else the dataset's).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate search methods on a QA dataset with LLM judges; writes JSON, report.html, CSV."""
     if ctx.invoked_subcommand is not None:
         return
     from gtog.errors import InputError
+
+    if plan:
+        from gtog.cli.plan import print_plan
+
+        try:
+            print_plan(
+                Console(), root=root, config=config, output=output, delta=mde,
+                discordance=discordance, icc=icc, cluster_size=cluster_size,
+            )  # fmt: skip
+        except InputError as exc:
+            raise _fail(str(exc), 2) from None
+        return
     from gtog.eval.results.gate import parse_gate
     from gtog.eval.run import EvalOptions, prepare
     from gtog.eval.run.shard import parse_shard
@@ -327,12 +384,28 @@ def eval_command(
         max_errors=max_errors,
     )
     with ExitStack() as stack:
-        plan = None
+        server = None
         if local:
             from gtog.cli.local_support import plan_local_server
 
-            plan = plan_local_server()
-            options.model_overrides = plan.overrides
+            server = plan_local_server()
+            options.model_overrides = server.overrides
+        if build_indexes:
+            from gtog.cli.prepare import build_missing
+
+            if server is not None:  # one local server for the build and the run
+                stack.enter_context(server.running(err))
+            built = build_missing(
+                root,
+                config=config,
+                index_keys=[index_key] if index_key else None,
+                yes=yes,
+                quiet=quiet,
+                local=server,
+                start_server=False,
+            )
+            if built:
+                raise _fail("--build-indexes: not every index was built; nothing evaluated", built)
         try:
             options.shard = parse_shard(shard) if shard is not None else None
             run = prepare(options)
@@ -367,8 +440,9 @@ def eval_command(
             if gates and _gate(summary, gates):
                 raise typer.Exit(1)
             return
-        if plan is not None:
-            stack.enter_context(plan.running(err))
+        if server is not None:
+            if not build_indexes:
+                stack.enter_context(server.running(err))
         else:
             from gtog.search.preflight import check_reachable, endpoints_of
 
@@ -508,6 +582,22 @@ def merge_command(
         highlight=False,
         markup=False,
     )
+
+
+def _build_commands() -> None:
+    """`eval generate` (and `eval prepare`): their own modules, on this group."""
+    from gtog.cli.generate import generate_command
+    from gtog.cli.prepare import prepare_command
+
+    eval_app.command(
+        "generate", short_help="Generate questions, answers, evidence and assertions."
+    )(generate_command)
+    eval_app.command("prepare", short_help="Build the indexes that are missing (estimate first).")(
+        prepare_command
+    )
+
+
+_build_commands()
 
 
 def register(app: typer.Typer) -> None:

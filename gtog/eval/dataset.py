@@ -2,14 +2,15 @@
 
 A dataset is a file or a folder searched recursively for `.json`/`.jsonl` files, each a
 list of question objects: `{question, answer}` or `{question, ground_truth, context}`
-(`context` is gold evidence; `id`/`qid` and `imdb_key`/`index_key` optional). A file's
-questions belong to the index key found, in order, from: the item's `imdb_key`/`index_key`
-field; the file's folder name if it is a configured key; the file's stem if configured; the
-single configured key the stem contains (`qa_tt0443706` -> `tt0443706`); the only configured
-key (when the dataset holds one QA file). In a searched folder, a file none of these keys is
-skipped with a warning (unless no file at all is keyed); elsewhere it is an error.
-`files` maps keys to files explicitly. A repeated question (same key and text) is kept
-with its own stable id: the hash id, then `-2`, `-3`, ... in file order.
+(`context` is gold evidence; `id`/`qid`, `imdb_key`/`index_key` and `assertions`, the claims
+a right answer must make, optional). A file's questions belong to the index key found, in
+order, from: the item's `imdb_key`/`index_key` field; the file's folder name if it is a
+configured key; the file's stem if configured; the single configured key the stem contains
+(`qa_tt0443706` -> `tt0443706`); the only configured key (when the dataset holds one QA
+file). In a searched folder, a file none of these keys is skipped with a warning (unless no
+file at all is keyed); elsewhere it is an error. `files` maps keys to files explicitly. A
+repeated question (same key and text) is kept with its own stable id: the hash id, then
+`-2`, `-3`, ... in file order.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class QAItem(BaseModel):
     evidence: str | None = None
     groups: dict[str, str] = Field(default_factory=dict)
     """Values of the item's `dataset.group_by` fields (a field it lacks is absent)."""
+    assertions: tuple[str, ...] | None = None
+    """Short claims a right answer must make (the `assertions` scorer); None: none given."""
 
 
 @dataclass
@@ -119,6 +122,30 @@ def _evidence(path: Path, i: int, item: dict[str, Any]) -> str | None:
     if not isinstance(context, str):
         raise InputError(f"{path}: item {i}: field 'context' must be a string or list of strings")
     return context if context.strip() else None
+
+
+ASSERTION_TEXT_FIELDS = ("statement", "assertion", "text")
+"""Where an assertion object keeps its claim (BenchmarkQED writes `statement`)."""
+
+
+def _assertions(path: Path, i: int, item: dict[str, Any]) -> tuple[str, ...] | None:
+    """The item's `assertions`: strings, or objects with a `statement` (BenchmarkQED's)."""
+    value = item.get("assertions")
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise InputError(f"{path}: item {i}: field 'assertions' must be a list")
+    claims: list[str] = []
+    for n, entry in enumerate(value):
+        if isinstance(entry, dict):
+            entry = next((entry[f] for f in ASSERTION_TEXT_FIELDS if f in entry), None)
+        if not isinstance(entry, str) or not entry.strip():
+            raise InputError(
+                f"{path}: item {i}: assertions[{n}] must be a non-empty string (or an object "
+                "with a 'statement')"
+            )
+        claims.append(entry.strip())
+    return tuple(claims) or None
 
 
 def _own_key(raw: Any) -> str | None:
@@ -208,6 +235,7 @@ def _items(
             reference=reference,
             evidence=_evidence(path, i, raw),
             groups={f: v for f in group_by if (v := _group_value(raw.get(f))) is not None},
+            assertions=_assertions(path, i, raw),
         )
         out.append((item, explicit))
     return out
@@ -350,6 +378,7 @@ def dataset_fingerprint(items: list[QAItem]) -> str:
     """A hash of the questions and references (detects a changed dataset on resume)."""
     h = hashlib.sha256()
     for item in sorted(items, key=lambda x: x.qid):
-        data = item.model_dump(exclude={"groups"})  # labels: they change no answer
+        # labels change no answer; a question without assertions hashes as before they existed
+        data = item.model_dump(exclude={"groups", *(() if item.assertions else ("assertions",))})
         h.update(json.dumps(data, sort_keys=True).encode())
     return h.hexdigest()[:16]

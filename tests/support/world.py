@@ -250,9 +250,24 @@ def judge_completeness(request: ChatRequest) -> str:
     return "```json\n" + _verdict(int(ok), "answers" if ok else "no answer") + "\n```"
 
 
+def judge_assertion(request: ChatRequest) -> str:
+    """1 when at least half the assertion's words are in the answer (the assertions scorer)."""
+    p = request.last_user
+    answer = _words(_field(p, "Answer", "Assertion"))
+    m = re.search(r"Assertion: (.*?)\n\nScore 1", p, re.S)
+    claim = _words(m.group(1) if m else "")
+    ok = bool(claim) and len(claim & answer) * 2 >= len(claim)
+    return _verdict(int(ok), "the answer makes the claim" if ok else "the claim is missing")
+
+
 def judge_rules() -> list[Rule]:
-    """The four judges, keyed on the design's prompt wording."""
+    """The judges, keyed on the design's prompt wording (and gtog's assertion prompt)."""
     return [
+        Rule(
+            "judge:assertion",
+            lambda r: "judge whether the answer supports the assertion" in r.prompt,
+            judge_assertion,
+        ),
         Rule(
             "judge:correctness",
             lambda r: "judge if the prediction is correct" in r.prompt,

@@ -15,12 +15,15 @@ import numpy as np
 
 if TYPE_CHECKING:
     from gtog.eval.report.groups import GroupTable
+    from gtog.eval.report.noise import Noise
     from gtog.eval.report.pairs import HeadToHead, QuestionPair
     from gtog.eval.report.tree import Exploration
 
 __all__ = [
     "SIGNIFICANCE",
     "Answer",
+    "AssertionCheck",
+    "AssertionStats",
     "Baseline",
     "Comparison",
     "CostPoint",
@@ -126,6 +129,15 @@ class Comparison:
     p_value: float | None
     p_holm: float | None
     test: str | None
+    ci95_naive: tuple[float, float] | None = None
+    """The interval if the questions were independent (None: the summary has none)."""
+    mde: float | None = None
+    """The smallest difference this comparison could detect at 80% power."""
+
+    @property
+    def clustered(self) -> bool:
+        """The interval and test allow for clusters of questions."""
+        return self.test == "cluster_sign_flip"
 
     @property
     def significant(self) -> bool:
@@ -211,6 +223,33 @@ class ErrorCount:
 
 
 @dataclass(frozen=True)
+class AssertionCheck:
+    """One assertion judged against one answer (the `assertions` metric)."""
+
+    assertion: str
+    passed: bool | None
+    """None: unscored (`note` says why)."""
+    note: str | None
+    """The judge's reason, or why it is unscored."""
+
+
+@dataclass(frozen=True)
+class AssertionStats:
+    """One method's assertions over the run (the summary's `assertions`)."""
+
+    method: str
+    answers: int
+    assertions: int
+    passed: int
+    missed: int
+    unscored: int
+    pass_rate: float | None
+    all_supported: int
+    missed_list: list[tuple[str, str, str]]
+    """(question id, index key, assertion) of every assertion the method missed."""
+
+
+@dataclass(frozen=True)
 class Answer:
     """One method's answer to one question, as shown in the question list."""
 
@@ -236,6 +275,8 @@ class Answer:
     judge); None: it is the run's current answer."""
     tree: Exploration | None = None
     """ToG's exploration tree (None: the method records none)."""
+    assertions: list[AssertionCheck] = field(default_factory=list)
+    """Each of the question's assertions as judged against this answer (empty: none)."""
 
 
 @dataclass(frozen=True)
@@ -339,6 +380,10 @@ class PageData:
     """Abstentions and failure attribution per method (empty: no correctness judge)."""
     baseline: Baseline | None = None
     """The diff against a baseline run (`gtog eval report --baseline`)."""
+    assertions: list[AssertionStats] = field(default_factory=list)
+    """Assertions passed and missed per method (empty: the run scored none)."""
+    noise: Noise | None = None
+    """Clusters, omnibus tests and detectable differences (None: an older summary)."""
     verdict: str | None = None
     """What the run found, in one line (gtog.eval.results.verdict; the terminal's too)."""
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gtog.eval.report.claims import assertion_stats
 from gtog.eval.report.groups import group_tables
 from gtog.eval.report.models import (
     Baseline,
@@ -34,6 +35,7 @@ from gtog.eval.report.models import (
     RunStatus,
     WhyRow,
 )
+from gtog.eval.report.noise import noise_view
 from gtog.eval.report.questions import (
     answers_of,
     error_counts,
@@ -124,6 +126,8 @@ def _comparisons(summary: dict[str, Any]) -> list[Comparison]:
                 p_value=as_num(c.get("p_value")),
                 p_holm=as_num(c.get("p_holm")),
                 test=as_str(c.get("test")),
+                ci95_naive=as_interval(c.get("ci95_naive")),
+                mde=as_num(c.get("mde")),
             )
         )
     return out
@@ -396,5 +400,7 @@ def page_data(
         groups=group_tables(summary, spec, questions, methods, metrics),
         why=_why(summary, methods),
         baseline=_baseline(diff, baseline),
+        assertions=assertion_stats(summary, methods),
+        noise=noise_view(summary),
         verdict=verdict(summary, metrics),
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from gtog.eval.report.claims import answer_assertions
 from gtog.eval.report.models import Answer, ErrorCount, Question, Spread
 from gtog.eval.report.readers import as_dict, as_int, as_num, as_str
 from gtog.eval.report.tree import exploration_tree
@@ -76,6 +77,7 @@ def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
         source_ids=source_ids,
         stale=as_str(entry.get("stale")),
         tree=exploration_tree(entry.get("exploration"), entry.get("paths")),
+        assertions=answer_assertions(entry),
     )
 
 

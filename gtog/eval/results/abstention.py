@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gtog.eval.results.inference import mean_stats
 from gtog.eval.results.records import MethodRecord
-from gtog.eval.results.statistics import mean_interval, wilson_interval
 
 __all__ = [
     "DECLINES",
@@ -118,32 +118,40 @@ def _mean(values: list[float]) -> float | None:
 
 
 def abstention_summary(
-    records: Iterable[MethodRecord], metrics: list[str], rules: AbstentionRules
+    records: Iterable[MethodRecord],
+    metrics: list[str],
+    rules: AbstentionRules,
+    labels: dict[tuple[str, str], Hashable] | None = None,
 ) -> dict[str, Any]:
     """`abstentions` (count), `abstention_rate` and its `abstention_ci95` (Wilson), over the
     answers given (failed searches left out); per metric the mean over the answers that
     did not abstain (`answered`), their count (`answered_n`) and interval
-    (`answered_ci95`)."""
+    (`answered_ci95`). The intervals are the summary's (`inference.mean_stats`: clustered
+    by `labels` from MIN_CLUSTERS clusters on)."""
     answers = [r for r in records if r.error is None and r.response is not None]
     declined = [r for r in answers if rules.abstains(r.response)]
     kept = [r for r in answers if not rules.abstains(r.response)]
-    rate = wilson_interval(len(declined), len(answers))
+
+    def clusters(rs: list[MethodRecord]) -> list[Hashable] | None:
+        return None if labels is None else [labels[(r.index_key, r.qid)] for r in rs]
+
+    flags = [1.0 if rules.abstains(r.response) else 0.0 for r in answers]
+    rate = mean_stats(flags, clusters(answers), binary=True)
     answered: dict[str, float | None] = {}
     counts: dict[str, int] = {}
     intervals: dict[str, list[float] | None] = {}
     for metric in metrics:
-        values = [
-            float(r.judgements[metric].score)  # type: ignore[arg-type]
-            for r in kept
-            if metric in r.judgements and r.judgements[metric].score is not None
+        scored = [
+            r for r in kept if metric in r.judgements and r.judgements[metric].score is not None
         ]
+        values = [float(r.judgements[metric].score) for r in scored]  # type: ignore[arg-type]
         answered[metric] = _mean(values)
         counts[metric] = len(values)
-        intervals[metric] = mean_interval(values).as_list()  # the summary's rule
+        intervals[metric] = mean_stats(values, clusters(scored))["ci95"]
     return {
         "abstentions": len(declined),
         "abstention_rate": len(declined) / len(answers) if answers else None,
-        "abstention_ci95": rate.as_list(),
+        "abstention_ci95": rate["ci95"],
         "answered": answered,
         "answered_n": counts,
         "answered_ci95": intervals,

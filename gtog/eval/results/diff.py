@@ -3,7 +3,8 @@
 For each method and metric both runs have, over the questions both runs scored (same index
 key, id, question and reference): the means `a` and `b`, `delta` = b - a, `n`, a paired
 test (exact McNemar for 0/1 scores, a seeded sign-flip permutation test of the mean
-difference otherwise: `gtog.eval.results.statistics.paired_comparison`), its p-value
+difference otherwise; with run B's `statistics.cluster_by` giving MIN_CLUSTERS clusters or
+more, the cluster sign-flip test: `gtog.eval.results.inference.compare`), its p-value
 Holm-adjusted over every entry (`p_holm`), and the questions that flipped: `to_wrong`
 (right in A, wrong in B) and `to_right` (a fraction counts as right from 0.5 up). An entry
 is a `regression` when b < a with `p_holm` below `ALPHA`. Per method, the change in mean
@@ -18,9 +19,10 @@ import math
 from typing import Any
 
 from gtog.eval.results.currency import current_records
+from gtog.eval.results.inference import Clusters, compare
 from gtog.eval.results.log import EvalLog
 from gtog.eval.results.records import MethodRecord
-from gtog.eval.results.statistics import holm, is_binary, paired_comparison
+from gtog.eval.results.statistics import holm, is_binary
 from gtog.eval.scoring.base import is_binary_metric
 
 __all__ = ["ALPHA", "CUT", "diff_runs", "regressions"]
@@ -94,6 +96,7 @@ def diff_runs(a: EvalLog, b: EvalLog) -> dict[str, Any]:
     methods = [m for m in methods_a if m in methods_b]
     metrics = [m for m in a.spec.metrics if m in b.spec.metrics]
     common = [k for k in by_a if k in by_b and _same(by_a[k], by_b[k])]
+    cluster_of = Clusters.of(b.spec.analysis.cluster_by).labels(by_b[k] for k in common)
     changed = sum(1 for k in by_a if k in by_b and not _same(by_a[k], by_b[k]))
     out: dict[str, Any] = {
         "methods": {},
@@ -124,18 +127,23 @@ def diff_runs(a: EvalLog, b: EvalLog) -> dict[str, Any]:
             ]
             xa, xb = [s for _, s, _ in both], [s for _, _, s in both]
             binary = is_binary_metric(metric) and is_binary(xa) and is_binary(xb)
-            c = paired_comparison(xb, xa, binary=binary)
+            labels = None if cluster_of is None else [cluster_of[k[1:]] for k, _, _ in both]
+            c = compare(xb, xa, labels, binary=binary)
             to_wrong = [k[2] for k, sa, sb in both if sa >= CUT > sb]
             to_right = [k[2] for k, sa, sb in both if sb >= CUT > sa]
             flipped |= {(k[1], k[2]) for k, sa, sb in both if (sa >= CUT) != (sb >= CUT)}
             entry = {
-                "a": c.b_mean,
-                "b": c.a_mean,
-                "delta": c.diff,
-                "n": c.n,
-                "p_value": c.p_value,
+                "a": c["b_mean"],
+                "b": c["a_mean"],
+                "delta": c["diff"],
+                "n": c["n"],
+                "ci95": c["ci95"],
+                "ci95_naive": c["ci95_naive"],
+                "p_value": c["p_value"],
+                "p_value_naive": c["p_value_naive"],
                 "p_holm": None,
-                "test": c.test,
+                "test": c["test"],
+                "clusters": c["clusters"],
                 "regression": False,
                 "to_wrong": to_wrong,
                 "to_right": to_right,

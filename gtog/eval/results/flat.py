@@ -6,10 +6,12 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["CSV_NAME", "EFFICIENCY_COLUMNS", "flat_frame"]
+__all__ = ["ASSERTION_COLUMNS", "CSV_NAME", "EFFICIENCY_COLUMNS", "flat_frame"]
 
 CSV_NAME = "eval_results.csv"
 EFFICIENCY_COLUMNS = ("latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd")
+ASSERTION_COLUMNS = ("assertions_missed", "missed_assertions")
+"""Columns a run with the `assertions` metric adds after the metrics."""
 
 
 def _row_error(entry: dict[str, Any]) -> str | None:
@@ -22,9 +24,20 @@ def _row_error(entry: dict[str, Any]) -> str | None:
     return "; ".join(parts) or None
 
 
+def _missed(entry: dict[str, Any]) -> tuple[int | None, str | None]:
+    """(how many, which) assertions the answer missed; (None, None) when none were judged."""
+    verdicts = (entry.get("assertions") or {}).get("assertions")
+    if not isinstance(verdicts, list) or not verdicts:
+        return None, None
+    lost = [str(v.get("assertion")) for v in verdicts if isinstance(v, dict)]
+    lost = [a for a, v in zip(lost, verdicts, strict=True) if v.get("passed") is False]
+    return len(lost), " | ".join(lost)
+
+
 def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd.DataFrame:
     """`index_key, question_id, method`, the `group_by` fields, one column per metric,
-    efficiency, `error`, `current`.
+    with the `assertions` metric `assertions_missed` (a count) and `missed_assertions`
+    (the assertions, joined by ` | `), efficiency, `error`, `current`.
 
     A score the judge could not give, and the efficiency of a search that never ran, are
     missing values (empty in the CSV), never 0; so is a group field a question lacks.
@@ -47,6 +60,7 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
                 if m not in metrics:
                     metrics.append(m)
             eff = entry.get("efficiency") or {}
+            count, lost = _missed(entry)
             rows.append(
                 {
                     "index_key": q.get("imdb_key", q.get("index_key")),
@@ -54,6 +68,8 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
                     "method": method,
                     **{f: groups.get(f) for f in fields},
                     **{m: scores.get(m) for m in scores},
+                    "assertions_missed": count,
+                    "missed_assertions": lost,
                     **{c: eff.get(c) for c in EFFICIENCY_COLUMNS},
                     "error": _row_error(entry),
                     "current": not entry.get("stale"),
@@ -65,11 +81,14 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
         "method",
         *fields,
         *metrics,
+        *(ASSERTION_COLUMNS if "assertions" in metrics else ()),
         *EFFICIENCY_COLUMNS,
         "error",
         "current",
     ]
     frame = pd.DataFrame(rows, columns=columns)
+    if "assertions" in metrics:
+        frame["assertions_missed"] = frame["assertions_missed"].astype("Int64")
     for c in (*metrics, "latency", "cost_usd"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
     for c in ("llm_calls", "prompt_tokens", "output_tokens"):

@@ -149,11 +149,13 @@ def _records_from_detailed(results: list[dict[str, Any]]) -> list[MethodRecord]:
             judgements: dict[str, Judgement] = {}
             usage = entry.get("judge_usage") or {}
             errors = entry.get("judge_errors") or {}
+            parts = entry.get("assertions") or {}
             for metric in {*(entry.get("scores") or {}), *errors}:
                 judgements[metric] = Judgement(
                     score=(entry.get("scores") or {}).get(metric),
                     reason=(entry.get("reasons") or {}).get(metric),
                     error=errors.get(metric),
+                    assertions=parts.get(metric),
                     **(usage.get(metric) or {}),
                 )
             eff = entry.get("efficiency")

@@ -67,12 +67,17 @@ class JudgeSpec(BaseModel):
     embedding_models: dict[str, str] = Field(default_factory=dict)
     """index key -> `provider/model` embedding texts for `answer_similarity` (empty when no
     metric embeds)."""
+    assertions: str | None = None
+    """Hash of the `assertions` scorer's prompt and pass threshold (None: not scored)."""
 
     def digest(self, index_key: str) -> str:
         """The hash a record judged under this spec carries (`MethodRecord.judged_with`)."""
         if self.skipped:
             return "skipped"
-        data = self.model_dump(exclude={"models", "skipped", "embedding_models"})
+        exclude = {"models", "skipped", "embedding_models"}
+        if self.assertions is None:  # (absent from the hash of runs that score none)
+            exclude.add("assertions")
+        data = self.model_dump(exclude=exclude)
         if self.embedding_models:  # (absent from the hash of runs that embed nothing)
             data["embedding_model"] = self.embedding_models.get(index_key)
         return stable_hash({**data, "model": self.models.get(index_key)})
@@ -105,11 +110,14 @@ class PairwiseSpec(BaseModel):
 
 class AnalysisSpec(BaseModel):
     """How the summary reads the records (no answer or score depends on it): what counts
-    as an abstention, and the evidence_recall that counts as evidence found."""
+    as an abstention, the evidence_recall that counts as evidence found, and how questions
+    are clustered."""
 
     abstention_patterns: list[str] = Field(default_factory=list)
     abstention_builtin: bool = True
     evidence_threshold: float = 0.5
+    cluster_by: str | None = "index_key"
+    """`statistics.cluster_by`: `index_key`, a dataset field, or None (no clustering)."""
 
 
 class ShardSpec(BaseModel):
@@ -246,6 +254,8 @@ def judge_changes(old: JudgeSpec, new: JudgeSpec) -> list[str]:
         return changes
     if old.prompts != new.prompts:
         changes.append("the judge prompts changed")
+    if old.assertions is not None and new.assertions not in (None, old.assertions):
+        changes.append("the assertion prompt or judge.assertion_threshold changed")
     if old.metrics != new.metrics:
         changes.append(f"the metrics changed ({old.metrics} -> {new.metrics})")
     for field in ("temperature", "max_tokens", "structured_output", "trials"):

@@ -17,6 +17,8 @@ Which interval, and why (coverage checked by `benchmarks/interval_coverage.py`, 
 
 Each is a function of the values (or counts) alone, with the bounds computed elementwise
 (`clopper_pearson_bounds`, `skew_t_bounds`), so a simulation runs the same code on arrays.
+When questions come in clusters, `gtog.eval.results.clustered` gives the clustered
+versions and `gtog.eval.results.inference` picks between them.
 """
 
 from __future__ import annotations

@@ -6,21 +6,18 @@ Pure functions of records. See `QUESTION_SETS` for which questions each mean cov
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from gtog.eval.results.abstention import AbstentionRules, abstention_summary
 from gtog.eval.results.agreement import metric_agreement
+from gtog.eval.results.assertions import assertion_summary
 from gtog.eval.results.attribution import attribution_summary
+from gtog.eval.results.inference import Clusters, compare, mean_stats, statistics_block
+from gtog.eval.results.omnibus import omnibus_entry
 from gtog.eval.results.records import COST_FIELDS, Efficiency, MethodRecord, unknown_efficiency
 from gtog.eval.results.spec import AnalysisSpec
-from gtog.eval.results.statistics import (
-    holm,
-    is_binary,
-    mean_interval,
-    paired_comparison,
-    percentile,
-)
+from gtog.eval.results.statistics import holm, is_binary, percentile
 from gtog.eval.scoring.base import is_binary_metric, is_metered
 
 __all__ = [
@@ -40,6 +37,8 @@ def _mean(values: list[float]) -> float | None:
 
 QKey = tuple[str, str]
 """(index key, question id): one question of a run."""
+Labels = dict[QKey, Hashable] | None
+"""Each question's cluster (`inference.Clusters.labels`), or None without clustering."""
 
 
 def _score_of(record: MethodRecord, metric: str, strict: bool) -> float | None:
@@ -62,15 +61,21 @@ def _scores(
     return out
 
 
-def _intervals(values: dict[str, list[float]]) -> dict[str, Any]:
-    """`ci95`, `ci95_method` and `ci95_reason` per metric (a metric -> scores mapping): Wilson
-    when the scores are all 0 or 1 (whatever the metric), else the skewness-corrected t."""
-    cis = {m: mean_interval(v) for m, v in values.items()}
-    return {
-        "ci95": {m: ci.as_list() for m, ci in cis.items()},
-        "ci95_method": {m: ci.method for m, ci in cis.items()},
-        "ci95_reason": {m: ci.reason for m, ci in cis.items()},
+_BLOCK_KEYS = ("ci95", "ci95_method", "ci95_reason", "ci95_naive", "icc", "design_effect")
+
+
+def _intervals(scored: dict[str, list[tuple[QKey, float]]], labels: Labels) -> dict[str, Any]:
+    """Per metric (a metric -> (question, score) mapping) `ci95`, `ci95_method`,
+    `ci95_reason`, `ci95_naive`, `icc` and `design_effect` (`inference.mean_stats`): Wilson
+    when the scores are all 0 or 1 (whatever the metric), else the skewness-corrected t;
+    clustered from MIN_CLUSTERS clusters on."""
+    stats = {
+        m: mean_stats(
+            [v for _, v in pairs], None if labels is None else [labels[q] for q, _ in pairs]
+        )
+        for m, pairs in scored.items()
     }
+    return {key: {m: s[key] for m, s in stats.items()} for key in _BLOCK_KEYS}
 
 
 def _unanimous(records: list[MethodRecord], metric: str) -> float | None:
@@ -86,28 +91,29 @@ def _unanimous(records: list[MethodRecord], metric: str) -> float | None:
     return same / len(votes)
 
 
-def group_summary(records: Iterable[MethodRecord], metrics: list[str]) -> dict[str, Any]:
+def group_summary(
+    records: Iterable[MethodRecord], metrics: list[str], labels: Labels = None
+) -> dict[str, Any]:
     """Mean score per metric over the answers the judge scored, with counts and intervals.
 
     `n` questions; `search_errors` failed searches; per metric, `scored` answers, judge
     `errors`, the 95% interval `ci95` (Wilson for 0/1 scores, the skewness-corrected t
-    otherwise; None with `ci95_reason` when there are too few scores) and, with
-    `judge.trials` > 1,
-    the share of `unanimous` verdicts. A failed search or judge is left out of the mean,
-    not counted as 0.
+    otherwise; None with `ci95_reason` when there are too few scores; clustered by
+    `labels`, see `_intervals`) and, with `judge.trials` > 1, the share of `unanimous`
+    verdicts. A failed search or judge is left out of the mean, not counted as 0.
     """
     records = list(records)
     out: dict[str, Any] = {}
     scored: dict[str, int] = {}
     errors: dict[str, int] = {}
-    values: dict[str, list[float]] = {}
+    values: dict[str, list[tuple[QKey, float]]] = {}
     for metric in metrics:
         values[metric] = [
-            float(r.judgements[metric].score)  # type: ignore[arg-type]
+            ((r.index_key, r.qid), float(r.judgements[metric].score))  # type: ignore[arg-type]
             for r in records
             if metric in r.judgements and r.judgements[metric].score is not None
         ]
-        out[metric] = _mean(values[metric])
+        out[metric] = _mean([v for _, v in values[metric]])
         scored[metric] = len(values[metric])
         errors[metric] = sum(
             1 for r in records if metric in r.judgements and r.judgements[metric].error
@@ -116,38 +122,51 @@ def group_summary(records: Iterable[MethodRecord], metrics: list[str]) -> dict[s
     out["search_errors"] = sum(1 for r in records if r.error)
     out["scored"] = scored
     out["judge_errors"] = errors
-    out.update(_intervals(values))
+    out.update(_intervals(values, labels))
     out["unanimous"] = {m: _unanimous(records, m) for m in metrics}
     return out
 
 
+def common_questions(table: dict[str, dict[QKey, float]], methods: list[str]) -> list[QKey]:
+    """The questions every method of `methods` has a score for in `table`, sorted."""
+    if not methods:
+        return []
+    return sorted(set.intersection(*(set(table.get(m, {})) for m in methods)))
+
+
 def common_means(
-    records: list[MethodRecord], methods: list[str], metrics: list[str], *, strict: bool
+    records: list[MethodRecord],
+    methods: list[str],
+    metrics: list[str],
+    *,
+    strict: bool,
+    labels: Labels = None,
 ) -> dict[str, dict[str, Any]]:
     """Per method, means over the questions every method has a score for (per metric)."""
     out: dict[str, dict[str, Any]] = {m: {} for m in methods}
-    per_method: dict[str, dict[str, list[float]]] = {m: {} for m in methods}
+    per_method: dict[str, dict[str, list[tuple[QKey, float]]]] = {m: {} for m in methods}
     for metric in metrics:
         table = _scores(records, metric, strict=strict)
-        common = set.intersection(*(set(table.get(m, {})) for m in methods)) if methods else set()
+        common = common_questions(table, methods)
         for m in methods:
-            vals = [table[m][q] for q in sorted(common)]
-            per_method[m][metric] = vals
-            out[m][metric] = _mean(vals)
+            per_method[m][metric] = [(q, table[m][q]) for q in common]
+            out[m][metric] = _mean([table[m][q] for q in common])
     for m in methods:
         out[m]["scored"] = {metric: len(per_method[m][metric]) for metric in metrics}
-        out[m].update(_intervals(per_method[m]))
+        out[m].update(_intervals(per_method[m], labels))
     return out
 
 
 def comparisons(
-    records: Iterable[MethodRecord], methods: list[str], metrics: list[str]
+    records: Iterable[MethodRecord], methods: list[str], metrics: list[str], labels: Labels = None
 ) -> list[dict[str, Any]]:
     """Every pair of methods on every metric, over the questions both scored, Holm-adjusted.
 
     0/1 judges: exact McNemar test and Newcombe interval of the difference; other scores:
-    seeded paired permutation test and bootstrap interval. `diff` = a_mean - b_mean. The
-    Holm adjustment runs over all entries of the returned list (one family).
+    seeded paired permutation test and bootstrap interval; with `labels` of at least
+    MIN_CLUSTERS clusters, the cluster sign-flip test and clustered intervals
+    (`inference.compare`, which also gives `mde`). `diff` = a_mean - b_mean. The Holm
+    adjustment runs over all entries of the returned list (one family).
     """
     records = list(records)
     out: list[dict[str, Any]] = []
@@ -158,28 +177,30 @@ def comparisons(
                 a_scores, b_scores = table.get(a, {}), table.get(b, {})
                 both = sorted(set(a_scores) & set(b_scores))
                 xa, xb = [a_scores[q] for q in both], [b_scores[q] for q in both]
-                c = paired_comparison(
-                    xa, xb, binary=is_binary_metric(metric) and is_binary(xa) and is_binary(xb)
+                binary = is_binary_metric(metric) and is_binary(xa) and is_binary(xb)
+                entry = compare(
+                    xa, xb, None if labels is None else [labels[q] for q in both], binary=binary
                 )
-                out.append(
-                    {
-                        "metric": metric,
-                        "a": a,
-                        "b": b,
-                        "n": c.n,
-                        "a_mean": c.a_mean,
-                        "b_mean": c.b_mean,
-                        "diff": c.diff,
-                        "ci95": c.ci95.as_list(),
-                        "ci95_method": c.ci95.method,
-                        "ci95_reason": c.ci95.reason,
-                        "p_value": c.p_value,
-                        "p_holm": None,
-                        "test": c.test,
-                    }
-                )
+                out.append({"metric": metric, "a": a, "b": b, **entry, "p_holm": None})
     for entry, adjusted in zip(out, holm([e["p_value"] for e in out]), strict=True):
         entry["p_holm"] = adjusted
+    return out
+
+
+def omnibus(
+    records: list[MethodRecord], methods: list[str], metrics: list[str], labels: Labels = None
+) -> dict[str, Any]:
+    """`omnibus[metric]` with 3 or more methods (`omnibus.omnibus_entry`): Cochran's Q for
+    0/1 scores, Friedman's test otherwise, over the questions every method scored; empty
+    for fewer methods."""
+    out: dict[str, Any] = {}
+    for metric in metrics:
+        table = _scores(records, metric)
+        values = [v for m in methods for v in table.get(m, {}).values()]
+        binary = is_binary_metric(metric) and is_binary(values)
+        entry = omnibus_entry(table, methods, binary=binary, labels=labels)  # type: ignore[arg-type]
+        if entry is not None:
+            out[metric] = entry
     return out
 
 
@@ -302,16 +323,20 @@ QUESTION_SETS = {
 
 
 def _scope(
-    records: list[MethodRecord], methods: list[str], metrics: list[str], rules: AbstentionRules
+    records: list[MethodRecord],
+    methods: list[str],
+    metrics: list[str],
+    rules: AbstentionRules,
+    labels: Labels = None,
 ) -> dict:
-    same = common_means(records, methods, metrics, strict=False)
-    strict = common_means(records, methods, metrics, strict=True)
+    same = common_means(records, methods, metrics, strict=False, labels=labels)
+    strict = common_means(records, methods, metrics, strict=True, labels=labels)
     return {
         m: {
-            **group_summary((r for r in records if r.method == m), metrics),
+            **group_summary((r for r in records if r.method == m), metrics, labels),
             "same_questions": same[m],
             "strict": strict[m],
-            **abstention_summary((r for r in records if r.method == m), metrics, rules),
+            **abstention_summary((r for r in records if r.method == m), metrics, rules, labels),
         }
         for m in methods
     }
@@ -335,28 +360,39 @@ def summarize(
     metrics: list[str],
     analysis: AnalysisSpec | None = None,
 ) -> dict[str, Any]:
-    """`by_method`, `by_movie` (per index key), `comparisons`, `efficiency`, `cost`,
-    `attribution` and `metric_agreement`.
+    """`statistics`, `by_method`, `by_movie` (per index key), `comparisons`, `omnibus`,
+    `efficiency`, `cost`, `attribution`, `metric_agreement` and, with the `assertions`
+    metric, `assertions`.
 
     See `QUESTION_SETS` for which questions each mean covers; `analysis` sets the
-    abstention rules and the attribution threshold (defaults: the built-in rules, 0.5).
+    abstention rules, the attribution threshold (defaults: the built-in rules, 0.5) and
+    how questions are clustered (default: by index key; `statistics` says how many
+    clusters, and whether the intervals and tests are clustered).
     """
     analysis = analysis or AnalysisSpec()
     rules = AbstentionRules(tuple(analysis.abstention_patterns), analysis.abstention_builtin)
+    clusters = Clusters.of(analysis.cluster_by)
+    labels = clusters.labels(records)
     present = [m for m in methods if any(r.method == m for r in records)]
     keys = sorted({r.index_key for r in records})
     per_key = {k: [r for r in records if r.index_key == k] for k in keys}
     efficiency = {m: efficiency_summary(r for r in records if r.method == m) for m in present}
     usage = {m: judge_usage(r for r in records if r.method == m) for m in present}
+    extra = {"assertions": assertion_summary(records, present)} if "assertions" in metrics else {}
     return {
         "question_sets": QUESTION_SETS,
-        "by_method": _scope(records, present, metrics, rules),
-        "by_movie": {k: _scope(per_key[k], present, metrics, rules) for k in keys},
-        "comparisons": comparisons(records, present, metrics),
-        "comparisons_by_movie": {k: comparisons(per_key[k], present, metrics) for k in keys},
+        "statistics": statistics_block(records, clusters),
+        "by_method": _scope(records, present, metrics, rules, labels),
+        "by_movie": {k: _scope(per_key[k], present, metrics, rules, labels) for k in keys},
+        "comparisons": comparisons(records, present, metrics, labels),
+        "omnibus": omnibus(records, present, metrics, labels),
+        "comparisons_by_movie": {
+            k: comparisons(per_key[k], present, metrics, labels) for k in keys
+        },
         "efficiency": efficiency,
         "judge_usage": usage,
         "cost": {m: _cost(efficiency[m], usage[m]) for m in present},
         "attribution": attribution_summary(records, present, analysis.evidence_threshold),
         "metric_agreement": metric_agreement(records, metrics),
+        **extra,
     }

@@ -16,10 +16,18 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from gtog.eval.results.noise import clusters_line, omnibus_lines, power_line
 from gtog.eval.results.verdict import ALPHA, common_counts, plural, verdict
 from gtog.eval.results.why import why_table
 
-__all__ = ["ALPHA", "print_summary", "status_line", "summary_table", "unknown_costs"]
+__all__ = [
+    "ALPHA",
+    "assertion_line",
+    "print_summary",
+    "status_line",
+    "summary_table",
+    "unknown_costs",
+]
 
 
 _SHORT = {
@@ -231,6 +239,21 @@ def _aa_notes(summary: dict[str, Any]) -> list[str]:
     return out
 
 
+def _noise(summary: dict[str, Any]) -> list[Text]:
+    """Clusters (yellow when there are too few to allow for), omnibus tests, power."""
+    out = []
+    line = clusters_line(summary)
+    if line is not None:
+        st = summary.get("statistics") or {}
+        too_few = not st.get("clustered") and (st.get("clusters") or 0) >= 2
+        out.append(Text(line, style="yellow" if too_few else "dim"))
+    out += [Text(line, style="dim") for line in omnibus_lines(summary, _SHORT)]
+    power = power_line(summary, _SHORT)
+    if power is not None:
+        out.append(Text(power, style="dim"))
+    return out
+
+
 def status_line(summary: dict[str, Any]) -> str | None:
     """`partial: 40 of 60 pairs (interrupted)` for a run that did not complete, else None."""
     run = (summary.get("metadata") or {}).get("run") or {}
@@ -240,6 +263,20 @@ def status_line(summary: dict[str, Any]) -> str | None:
     done, total = run.get("pairs_done"), run.get("pairs_total")
     count = f"{done} of {total} pairs" if total else f"{done} pairs"
     return f"partial: {count} ({status})"
+
+
+def assertion_line(summary: dict[str, Any]) -> str | None:
+    """`assertions supported: tog 41/50, local 38/50 (missed: see report.html)`, or None."""
+    block = summary.get("assertions") or {}
+    parts = [
+        f"{method} {s.get('passed', 0)}/{s.get('passed', 0) + s.get('missed', 0)}"
+        + (f" ({s['unscored']} unscored)" if s.get("unscored") else "")
+        for method, s in block.items()
+        if isinstance(s, dict) and s.get("answers")
+    ]
+    if not parts:
+        return None
+    return f"assertions supported: {', '.join(parts)} (which ones each missed: report.html)"
 
 
 def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) -> Group:
@@ -259,6 +296,10 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
             style="dim",
         )
     )
+    claims = assertion_line(summary)
+    if claims is not None:
+        parts.append(Text(claims, style="dim"))
+    parts += _noise(summary)
     parts.append(Text("cost per answer (successful searches)", style="bold"))
     parts.append(_costs(summary))
     parts.append(

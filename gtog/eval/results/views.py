@@ -13,6 +13,7 @@ from gtog.eval.results.currency import (
 )
 from gtog.eval.results.errors import error_kinds
 from gtog.eval.results.groups import by_group
+from gtog.eval.results.inference import Clusters
 from gtog.eval.results.pairwise import pairwise_summary
 from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import DETAILED_NAME, QA_DIR, SUMMARY_NAME, EvalSpec
@@ -56,6 +57,13 @@ def _method_entry(
         "searched_with": r.searched_with,
     }
     judge_errors = {m: j.error for m, j in r.judgements.items() if j.error}
+    parts = {
+        m: [v.model_dump() for v in j.assertions]
+        for m, j in r.judgements.items()
+        if j.assertions is not None
+    }
+    if parts:
+        entry["assertions"] = parts
     if r.error:
         entry["error"] = r.error
         entry["error_kind"] = r.error_kind
@@ -230,7 +238,10 @@ def result_views(
         **summarize(currency.records, methods, spec.judge.metrics, spec.analysis),
     }
     if spec.group_by:
-        summary["by_group"] = by_group(currency.records, methods, spec.judge.metrics, spec.group_by)
+        labels = Clusters.of(spec.analysis.cluster_by).labels(currency.records)
+        summary["by_group"] = by_group(
+            currency.records, methods, spec.judge.metrics, spec.group_by, labels
+        )
     if spec.pairwise is not None:
         run_pairs = [(a, b) for a, b in spec.pairwise.pairs if a in methods and b in methods]
         summary.update(

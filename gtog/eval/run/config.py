@@ -26,6 +26,7 @@ __all__ = [
     "JudgeConfig",
     "OutputConfig",
     "PairwiseConfig",
+    "StatisticsConfig",
     "TimeoutsConfig",
     "load_eval_config",
 ]
@@ -90,7 +91,10 @@ class JudgeConfig(_Strict):
     """A folder with <metric>.txt prompt files replacing the built-in ones (relative to
     --root), or a built-in set by name: `builtin:local` (worded for the local model)."""
     trials: int = Field(default=1, ge=1, le=15)
-    """Ask each judge this many times and score by majority (a tie is unscored)."""
+    """Ask each judge this many times and score by majority (a tie is unscored); the
+    `assertions` scorer asks about each assertion this many times."""
+    assertion_threshold: float = Field(default=0.5, ge=0.0, lt=1.0)
+    """An assertion passes when more than this share of its trials find it supported."""
 
 
 class PairwiseConfig(_Strict):
@@ -183,11 +187,33 @@ class AttributionConfig(_Strict):
     """evidence_recall at or above this: the gold evidence was in what the method found."""
 
 
+class StatisticsConfig(_Strict):
+    """How the summary's intervals and tests treat questions that belong together."""
+
+    cluster_by: str = "index_key"
+    """`index_key` (questions of one index are one cluster), a dataset field (its values
+    name the clusters; the field need not be in `dataset.group_by`), or `none` (every
+    question independent)."""
+
+    @field_validator("cluster_by")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("name a dataset field, index_key or none")
+        return value
+
+
 class EvalConfig(_Strict):
     """The whole evaluation config."""
 
     dataset: DatasetConfig
     indexes: dict[str, str] = Field(min_length=1)
+    indexes_template: str | None = None
+    """A graphrag project folder whose settings.yaml, prompts/ and .env a project that
+    `gtog eval prepare` creates is made from (None: `gtog init`'s defaults)."""
+    documents: dict[str, str] = Field(default_factory=dict)
+    """Index key -> the document file (or folder of documents) to index, for keys whose
+    documents are not beside their QA file (`eval/<key>/<key>.txt`)."""
     methods: list[str] = Field(default_factory=lambda: ["tog", "local", "basic"], min_length=1)
     output: OutputConfig = Field(default_factory=OutputConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
@@ -223,6 +249,8 @@ class EvalConfig(_Strict):
     """Which answers count as declining (abstention rate, accuracy over the answered)."""
     attribution: AttributionConfig = Field(default_factory=AttributionConfig)
     """When a wrong answer counts as a retrieval or a generation failure."""
+    statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
+    """How questions are clustered for intervals and tests (by index key by default)."""
     truncated_answers: Literal["error", "score"] = "error"
     """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
     record and the summary still mark it `truncated`)."""

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from gtog.errors import InputError
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.scoring import PromptSet, ScoringSetup, load_prompts
+from gtog.eval.scoring.assertions import METRIC as ASSERTIONS
+from gtog.eval.scoring.assertions import load_assertion_prompt
 from gtog.eval.scoring.pairwise import load_pairwise_prompt
 from gtog.llm import ChatModel, EmbeddingModel, chat_model_from_config, embedding_model_from_config
 
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILTIN_PROMPT_SETS",
     "EMBEDDING_METRICS",
+    "assertion_prompt",
     "builtin_prompts_dir",
     "judge_prompts",
     "load_judge_embedder",
@@ -99,6 +102,14 @@ def judge_prompts(root: Path, config: EvalConfig, config_path: Path) -> PromptSe
     return load_prompts(_prompts_dir(root, config, config_path))
 
 
+def assertion_prompt(root: Path, config: EvalConfig, config_path: Path) -> str | None:
+    """The `assertions` scorer's prompt (built in, or `judge.prompts_dir/assertions.txt`);
+    None when the run does not score assertions."""
+    if ASSERTIONS not in config.metrics:
+        return None
+    return load_assertion_prompt(_prompts_dir(root, config, config_path))
+
+
 def pairwise_prompt(root: Path, config: EvalConfig, config_path: Path) -> str:
     """The pairwise prompt: built in, or `judge.prompts_dir/pairwise.txt`."""
     return load_pairwise_prompt(_prompts_dir(root, config, config_path))
@@ -109,8 +120,9 @@ def scoring_setup(
     model: ChatModel | None,
     prompts: PromptSet,
     embedder: EmbeddingModel | None = None,
+    assertions: str | None = None,
 ) -> ScoringSetup:
-    """What the run's scorers use on one index."""
+    """What the run's scorers use on one index (`assertions`: the assertion prompt)."""
     jc = config.judge
     return ScoringSetup(
         model=model,
@@ -121,4 +133,6 @@ def scoring_setup(
         trials=jc.trials,
         timeout=config.timeouts.judge,
         embedder=embedder,
+        assertion_prompt=assertions,
+        pass_threshold=jc.assertion_threshold,
     )

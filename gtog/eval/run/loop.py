@@ -185,6 +185,8 @@ def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
     record.error = r.optional(record.error)
     for j in record.judgements.values():
         j.error, j.reason = r.optional(j.error), r.optional(j.reason)
+        for v in j.assertions or []:
+            v.error, v.reason = r.optional(v.error), r.optional(v.reason)
     return record
 
 

@@ -24,9 +24,11 @@ from gtog.eval.results.spec import (
     spec_changes,
 )
 from gtog.eval.run.answers import GROUP_FIELD, AnswerBook, load_answers
+from gtog.eval.run.clusters import check_cluster_field, fields_kept
 from gtog.eval.run.config import EvalConfig, load_eval_config
 from gtog.eval.run.guard import parse_budget
 from gtog.eval.run.judging import (
+    assertion_prompt,
     judge_prompts,
     load_judge_embedder,
     load_judge_model,
@@ -310,7 +312,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         list(config.indexes),
         files={k: under_root(f) for k, f in config.dataset.files.items()},
         exclude=[output_dir],
-        group_by=config.dataset.group_by,
+        group_by=fields_kept(config),
     )
     all_items = dataset.items
     if "metrics" not in config.model_fields_set and dataset.has_evidence:
@@ -330,6 +332,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         k: load_judge_embedder(config, p.config, p.settings_path) for k, p in projects.items()
     }
     prompts = judge_prompts(root, config, config_path)
+    claims_prompt = assertion_prompt(root, config, config_path)
     parts = {
         "projects": projects,
         "methods": run_methods,
@@ -339,6 +342,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         "config_path": config_path,
         "dataset_path": dataset_path,
         "prompts": prompts,
+        "assertion_prompt": claims_prompt,
         "repeats": dataset.repeated_questions,
     }
     if config.judge.trials > 1 and config.judge.temperature == 0:
@@ -358,6 +362,7 @@ def prepare(options: EvalOptions) -> EvalRun:
     if types:
         items = [_typed(i, types) for i in items]
         group_by += [GROUP_FIELD] if GROUP_FIELD not in group_by else []
+    check_cluster_field(config, config_path, dataset_path, items)
     spec = build_spec(parts, options, config)
     spec.pairwise, pair_scorers = plan_pairwise(
         root, config, config_path, methods, judges, options.skip_judges
@@ -383,7 +388,10 @@ def prepare(options: EvalOptions) -> EvalRun:
         judges=judges,
         prompts=prompts,
         scorers={
-            k: build_scorers(list(config.metrics), scoring_setup(config, j, prompts, embedders[k]))
+            k: build_scorers(
+                list(config.metrics),
+                scoring_setup(config, j, prompts, embedders[k], claims_prompt),
+            )
             for k, j in judges.items()
         },
         pair_scorers=pair_scorers,

@@ -50,6 +50,11 @@ def index_hash(project: Project) -> str:
     return h.hexdigest()[:16]
 
 
+def _assertion_spec(prompt: str | None, threshold: float) -> str | None:
+    """A hash of what changes an assertion verdict beside the judge (None: not scored)."""
+    return None if prompt is None else stable_hash({"prompt": prompt, "threshold": threshold})
+
+
 def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConfig) -> EvalSpec:
     projects: dict[str, Project] = run_parts["projects"]
     methods: dict[str, RunMethod] = run_parts["methods"]
@@ -78,6 +83,9 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             abstention_patterns=list(config.abstention.patterns),
             abstention_builtin=config.abstention.builtin,
             evidence_threshold=config.attribution.evidence_threshold,
+            cluster_by=None
+            if config.statistics.cluster_by == "none"
+            else config.statistics.cluster_by,
         ),
         judge=JudgeSpec(
             models={k: f"{j.name}@T{jc.temperature:g}" for k, j in judges.items()},
@@ -91,6 +99,7 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             structured_output=jc.structured_output,
             trials=jc.trials,
             prompts=run_parts["prompts"].fingerprint,
+            assertions=_assertion_spec(run_parts.get("assertion_prompt"), jc.assertion_threshold),
             metrics=[] if options.skip_judges else list(config.metrics),
             skipped=options.skip_judges,
         ),

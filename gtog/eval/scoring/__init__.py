@@ -3,13 +3,16 @@
 A scorer reads a question, an answer and the context the method answered from, and gives a
 `Judgement` (a score, or an error: unscored). The four LLM judges (`judges`) and the
 LLM-free `token_recall` and `evidence_recall` (`lexical`) and the reference metrics `exact_match`,
-`f1`, `rouge_l` and `answer_similarity` (`reference`) are registered here; a run builds
+`f1`, `rouge_l` and `answer_similarity` (`reference`) and `assertions` (the share of a
+question's assertions an answer supports, `assertions`) are registered here; a run builds
 the configured scorers per index from a `ScoringSetup` and runs them (`score_answer`).
 Head-to-head judging fits as a `PairScorer`. Add a metric with `register_scorer`.
 """
 
+from gtog.eval.scoring.assertions import AssertionsScorer, load_assertion_prompt
 from gtog.eval.scoring.base import (
     SCORERS,
+    AssertionVerdict,
     Judgement,
     PairScorer,
     Scorer,
@@ -47,6 +50,8 @@ __all__ = [
     "FIELDS",
     "SCORERS",
     "AnswerSimilarity",
+    "AssertionVerdict",
+    "AssertionsScorer",
     "EvidenceRecall",
     "ExactMatch",
     "Judgement",
@@ -67,6 +72,7 @@ __all__ = [
     "is_metered",
     "judge",
     "judge_trials",
+    "load_assertion_prompt",
     "load_prompts",
     "register_scorer",
     "rouge_l",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from gtog.eval.dataset import QAItem
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ITEM_FIELDS",
     "SCORERS",
+    "AssertionVerdict",
     "Judgement",
     "PairScorer",
     "Scorer",
@@ -34,6 +35,19 @@ __all__ = [
     "register_scorer",
     "uses_llm",
 ]
+
+
+class AssertionVerdict(BaseModel):
+    """One assertion (a claim a right answer must make) judged against one answer."""
+
+    assertion: str
+    passed: bool | None = None
+    """Supported by the answer in more than the pass threshold's share of the trials that
+    gave a verdict; None: unscored (`error` says why)."""
+    votes: list[int | None] = Field(default_factory=list)
+    """Each trial's verdict (1 supported, 0 not, None: the trial failed)."""
+    reason: str | None = None
+    error: str | None = None
 
 
 class Judgement(BaseModel):
@@ -50,6 +64,10 @@ class Judgement(BaseModel):
     """USD of the judge's calls (LiteLLM's price map); None when the model has no price."""
     votes: list[int | None] | None = None
     """Each trial's score when the judge was asked more than once (None: that trial failed)."""
+    assertions: list[AssertionVerdict] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
+    """The `assertions` scorer's verdict on each assertion (absent for other metrics)."""
 
     @classmethod
     def unscored(cls, why: str, **usage: Any) -> Judgement:
@@ -104,6 +122,10 @@ class ScoringSetup:
     timeout: float | None = None
     embedder: EmbeddingModel | None = None
     """The index's embedding model (for `answer_similarity`; None when no metric needs it)."""
+    assertion_prompt: str | None = None
+    """The `assertions` scorer's prompt template (None: the built-in one)."""
+    pass_threshold: float = 0.5
+    """An assertion passes when more than this share of its trials find it supported."""
 
 
 class ScorerBase:

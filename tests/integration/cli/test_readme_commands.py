@@ -77,9 +77,12 @@ NEW_FOLDER_COMMANDS = doc_commands(new_folder=True)
 
 
 def needs_no_model(args: list[str]) -> bool:
-    """`eval report`, `eval merge`, `eval diff` and `qa-eval` without a config call no model."""
-    return args[:2] in (["eval", "report"], ["eval", "merge"], ["eval", "diff"]) or (
-        args[:1] == ["qa-eval"] and "--config" not in args
+    """`eval report`, `eval merge`, `eval diff`, `eval --plan` and `qa-eval` without a config
+    call no model."""
+    return (
+        args[:2] in (["eval", "report"], ["eval", "merge"], ["eval", "diff"])
+        or (args[:1] == ["eval"] and "--plan" in args)
+        or (args[:1] == ["qa-eval"] and "--config" not in args)
     )
 
 
