@@ -110,7 +110,7 @@ def _last(record: MethodRecord | PairRecord) -> str:
         what = f"{record.a}/{record.b} {record.criterion[:12]}"
         outcome = record.judgement.winner or "unscored"
     else:
-        what = record.method
+        what = record.method + (f"#{record.epoch}" if record.epoch > 1 else "")
         outcome = "failed" if record.error else "ok"
     return f"{what} {record.qid[:16]} {outcome}"
 
@@ -137,9 +137,10 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
         judging += f", {len(to_compare)} comparisons ready"
     shard = run.options.shard
     part = f", shard {shard.label}: {len(run.pairs)} pairs" if shard else ""
+    repeats = f" x {run.spec.epochs} answers each" if run.spec.epochs > 1 else ""
     err.print(
         f"gtog eval: {len(run.items)} questions x {len(run.methods)} methods "
-        f"({', '.join(run.methods)}){part}; {len(todo)} to run{judging}, "
+        f"({', '.join(run.methods)}){repeats}{part}; {len(todo)} to run{judging}, "
         f"{len(run.done)} already done -> {run.output_dir}",
         highlight=False,
     )

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from gtog.eval.report.groups import GroupTable
     from gtog.eval.report.noise import Noise
     from gtog.eval.report.pairs import HeadToHead, QuestionPair
+    from gtog.eval.report.repeats import PanelSection, RepeatsSection
     from gtog.eval.report.tree import Exploration
 
 __all__ = [
@@ -380,6 +381,10 @@ class PageData:
     """Abstentions and failure attribution per method (empty: no correctness judge)."""
     baseline: Baseline | None = None
     """The diff against a baseline run (`gtog eval report --baseline`)."""
+    repeats: RepeatsSection | None = None
+    """Repeated answers (`epochs: k`; None: one answer per question)."""
+    panel: PanelSection | None = None
+    """A judge panel (`judge.models`; None: one judge)."""
     assertions: list[AssertionStats] = field(default_factory=list)
     """Assertions passed and missed per method (empty: the run scored none)."""
     noise: Noise | None = None

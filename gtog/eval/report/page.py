@@ -46,6 +46,7 @@ from gtog.eval.report.questions import (
     tog_paths,
 )
 from gtog.eval.report.readers import as_dict, as_int, as_interval, as_num, as_str
+from gtog.eval.report.repeats import panel_section, repeats_section
 from gtog.eval.report.versus import head_to_head
 from gtog.eval.results.verdict import verdict
 
@@ -400,6 +401,8 @@ def page_data(
         groups=group_tables(summary, spec, questions, methods, metrics),
         why=_why(summary, methods),
         baseline=_baseline(diff, baseline),
+        repeats=repeats_section(detailed, summary),
+        panel=panel_section(detailed, summary),
         assertions=assertion_stats(summary, methods),
         noise=noise_view(summary),
         verdict=verdict(summary, metrics),

@@ -13,7 +13,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from gtog.eval.results.records import MethodRecord, PairRecord
+from gtog.eval.results.records import (
+    AnswerKey,
+    MethodRecord,
+    PairRecord,
+    answer_key,
+    compared_epochs,
+)
 from gtog.eval.results.spec import EvalSpec
 
 __all__ = [
@@ -42,17 +48,22 @@ def judged_elsewhere(spec: EvalSpec, record: MethodRecord) -> bool:
 
 
 def pair_staleness(
-    spec: EvalSpec, pair: PairRecord, answers: dict[tuple[str, str], MethodRecord] | None
+    spec: EvalSpec, pair: PairRecord, answers: dict[AnswerKey, MethodRecord] | None
 ) -> str | None:
     """Why a comparison is left out of the win rates (None: it is current): made by another
-    pairwise judge, or (with `answers`, the current answers by (question, method)) on
-    answers that have changed or failed since."""
+    pairwise judge, on other epochs than the run compares (an A/A check made before the
+    run had repeats), or (with `answers`, the current answers by `answer_key`) on answers
+    that have changed or failed since."""
     digest = spec.pairwise_digest(pair.index_key)
     if digest is not None and pair.judged_with != digest:
         return "judged by another pairwise judge"
+    epochs = compared_epochs(pair.a, pair.b, spec.epochs)
+    if (pair.epoch_a, pair.epoch_b) != epochs:
+        return f"made on answers {pair.epoch_a} and {pair.epoch_b}, not {epochs[0]} and {epochs[1]}"
     if answers is None:
         return None
-    a, b = answers.get((pair.qid, pair.a)), answers.get((pair.qid, pair.b))
+    a = answers.get(answer_key(pair.qid, pair.a, pair.epoch_a))
+    b = answers.get(answer_key(pair.qid, pair.b, pair.epoch_b))
     if a is None or b is None or a.error is not None or b.error is not None:
         return "its answers are not the run's current answers"
     from gtog.hashing import stable_hash
@@ -63,7 +74,7 @@ def pair_staleness(
 
 
 def pair_elsewhere(
-    spec: EvalSpec, pair: PairRecord, answers: dict[tuple[str, str], MethodRecord] | None
+    spec: EvalSpec, pair: PairRecord, answers: dict[AnswerKey, MethodRecord] | None
 ) -> bool:
     """True when a comparison was made by another pairwise judge, or (with `answers`, the
     current answers by (question, method)) on answers that have changed since."""
@@ -83,7 +94,8 @@ def missing_comparisons(
     out = []
     for qid in dict.fromkeys(r.qid for r in answers.values()):
         for a, b in spec.pairwise.pairs:
-            ra, rb = answers.get((qid, a)), answers.get((qid, b))
+            ea, eb = compared_epochs(a, b, spec.epochs)
+            ra, rb = answers.get(answer_key(qid, a, ea)), answers.get(answer_key(qid, b, eb))
             if ra is None or rb is None or ra.error is not None or rb.error is not None:
                 continue
             if spec.pairwise_digest(ra.index_key) is None:  # no pairwise judge for the index
@@ -105,6 +117,8 @@ class Currency:
     """method -> answers made with other search settings (left out entirely)."""
     other_judge: Counter[str] = field(default_factory=Counter)
     """method -> answers not judged by the current judge (kept, but unscored)."""
+    other_epochs: Counter[str] = field(default_factory=Counter)
+    """method -> repeats beyond the run's `epochs` (a run resumed with a lower k)."""
 
     def notes(self) -> list[str]:
         """One line per kind of record left out, for the terminal and the report."""
@@ -121,6 +135,12 @@ class Currency:
                 f"{n} answer(s) not judged by the current judge are left out of the scores "
                 f"({_per_method(self.other_judge)}); --rescore judges them"
             )
+        if self.other_epochs:
+            n = sum(self.other_epochs.values())
+            out.append(
+                f"{n} repeated answer(s) beyond the run's epochs are left out "
+                f"({_per_method(self.other_epochs)}); raise epochs to use them"
+            )
         if self.other_pairs:
             out.append(
                 f"{self.other_pairs} comparison(s) made by another pairwise judge or on "
@@ -136,6 +156,8 @@ class Currency:
         }
         if self.other_pairs:
             out["other_pairs"] = self.other_pairs
+        if self.other_epochs:
+            out["other_epochs"] = dict(self.other_epochs)
         return out
 
 
@@ -150,6 +172,9 @@ def current_records(
     comparisons of its pairwise judge on those same answers."""
     out = Currency(records=[])
     for r in records:
+        if r.epoch > spec.epochs:
+            out.other_epochs[r.method] += 1
+            continue
         if searched_elsewhere(spec, r):
             out.other_settings[r.method] += 1
             continue

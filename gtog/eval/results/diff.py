@@ -10,7 +10,9 @@ Holm-adjusted over every entry (`p_holm`), and the questions that flipped: `to_w
 is a `regression` when b < a with `p_holm` below `ALPHA`. Per method, the change in mean
 latency, LLM calls, tokens and USD per answer over the questions both runs answered.
 
-Only records each run's own spec still counts are compared (`currency`). Pure functions.
+Only records each run's own spec still counts are compared (`currency`); a run with repeats
+(`epochs`) is read per question, its answers' scores averaged (`reduce_epochs`), with the
+first answer's cost. Pure functions.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import math
 from typing import Any
 
 from gtog.eval.results.currency import current_records
+from gtog.eval.results.epochs import reduce_epochs
 from gtog.eval.results.inference import Clusters, compare
 from gtog.eval.results.log import EvalLog
 from gtog.eval.results.records import MethodRecord
@@ -87,8 +90,8 @@ def diff_runs(a: EvalLog, b: EvalLog) -> dict[str, Any]:
     to_wrong, to_right}}}, "answers": {M: {qid: {a, b}}}, "efficiency": {M: {...}},
     "questions": {...}, "only_in_a": [...], "only_in_b": [...]}`.
     """
-    ra = current_records(a.spec, a.records, a.pairs).records
-    rb = current_records(b.spec, b.records, b.pairs).records
+    ra = reduce_epochs(current_records(a.spec, a.records, a.pairs).records)
+    rb = reduce_epochs(current_records(b.spec, b.records, b.pairs).records)
     by_a = {(r.method, r.index_key, r.qid): r for r in ra}
     by_b = {(r.method, r.index_key, r.qid): r for r in rb}
     methods_a = list(dict.fromkeys([*a.spec.methods, *(r.method for r in ra)]))

@@ -1,4 +1,5 @@
-"""The flat table of a run: one row per (question, method), for pandas or a spreadsheet."""
+"""The flat table of a run: one row per (question, method) — per answer, with repeats — for
+pandas or a spreadsheet."""
 
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ def _missed(entry: dict[str, Any]) -> tuple[int | None, str | None]:
 
 
 def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd.DataFrame:
-    """`index_key, question_id, method`, the `group_by` fields, one column per metric,
-    with the `assertions` metric `assertions_missed` (a count) and `missed_assertions`
-    (the assertions, joined by ` | `), efficiency, `error`, `current`.
+    """`index_key, question_id, method` (and `epoch`, one row per answer, for a run with
+    repeats), the `group_by` fields, one column per metric, with the `assertions` metric
+    `assertions_missed` (a count) and `missed_assertions` (the assertions, joined by ` | `),
+    efficiency, `error`, `current`.
 
     A score the judge could not give, and the efficiency of a search that never ran, are
     missing values (empty in the CSV), never 0; so is a group field a question lacks.
@@ -52,33 +54,39 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
     fields = [str(f) for f in spec.get("group_by") or []]
     fields = [f for f in fields if f not in ("index_key", "question_id", "method")]
     rows: list[dict[str, Any]] = []
+    repeated = any(q.get("repeats") for q in detailed.get("results") or [])
     for q in detailed.get("results") or []:
         groups = q.get("groups") if isinstance(q.get("groups"), dict) else {}
-        for method, entry in (q.get("methods") or {}).items():
-            scores = entry.get("scores") or {}
-            for m in scores:
-                if m not in metrics:
-                    metrics.append(m)
-            eff = entry.get("efficiency") or {}
-            count, lost = _missed(entry)
-            rows.append(
-                {
-                    "index_key": q.get("imdb_key", q.get("index_key")),
-                    "question_id": q.get("question_id"),
-                    "method": method,
-                    **{f: groups.get(f) for f in fields},
-                    **{m: scores.get(m) for m in scores},
-                    "assertions_missed": count,
-                    "missed_assertions": lost,
-                    **{c: eff.get(c) for c in EFFICIENCY_COLUMNS},
-                    "error": _row_error(entry),
-                    "current": not entry.get("stale"),
-                }
-            )
+        answers = [(1, q.get("methods") or {})]
+        answers += [(int(e), ms) for e, ms in (q.get("repeats") or {}).items()]
+        for epoch, methods in answers:
+            for method, entry in methods.items():
+                scores = entry.get("scores") or {}
+                for m in scores:
+                    if m not in metrics:
+                        metrics.append(m)
+                eff = entry.get("efficiency") or {}
+                count, lost = _missed(entry)
+                rows.append(
+                    {
+                        "index_key": q.get("imdb_key", q.get("index_key")),
+                        "question_id": q.get("question_id"),
+                        "method": method,
+                        **({"epoch": epoch} if repeated else {}),
+                        **{f: groups.get(f) for f in fields},
+                        **{m: scores.get(m) for m in scores},
+                        "assertions_missed": count,
+                        "missed_assertions": lost,
+                        **{c: eff.get(c) for c in EFFICIENCY_COLUMNS},
+                        "error": _row_error(entry),
+                        "current": not entry.get("stale"),
+                    }
+                )
     columns = [
         "index_key",
         "question_id",
         "method",
+        *(["epoch"] if repeated else []),
         *fields,
         *metrics,
         *(ASSERTION_COLUMNS if "assertions" in metrics else ()),

@@ -9,8 +9,8 @@ merging read.
 The checkpoint is JSONL: a header line (the spec), then one line per record. Lines are
 split on newline bytes only: JSON escapes every newline inside a string, while text may
 hold U+2028, U+2029 or U+0085, which `str.splitlines()` would wrongly treat as line ends.
-A torn last line is dropped; a later line for the same (question, method) replaces an
-earlier one.
+A torn last line is dropped; a later line for the same (question, method) — and epoch, for
+a run with repeats — replaces an earlier one.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from gtog.errors import InputError
-from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord
+from gtog.eval.results.records import AnswerKey, Efficiency, MethodRecord, PairRecord
 from gtog.eval.results.spec import (
     CHECKPOINT_NAME,
     DETAILED_NAME,
@@ -91,7 +91,7 @@ def read_checkpoint_contents(path: Path) -> CheckpointContents:
         spec = EvalSpec.model_validate(header["spec"])
     except ValidationError as exc:
         raise InputError(f"{path}: line 1: spec: {exc.errors()[0]['msg']}") from None
-    records: dict[tuple[str, str], MethodRecord] = {}
+    records: dict[AnswerKey, MethodRecord] = {}
     pairs: dict[tuple[str, str, str, str], PairRecord] = {}
     for n, line in enumerate(lines[1:], start=2):
         try:
@@ -142,46 +142,58 @@ def _pairs_from_detailed(results: list[dict[str, Any]]) -> list[PairRecord]:
     return pairs
 
 
+def _record_from_entry(
+    q: dict[str, Any], method: str, entry: dict[str, Any], epoch: int
+) -> MethodRecord:
+    """One answer's record from its entry in the detailed results."""
+    judgements: dict[str, Judgement] = {}
+    usage = entry.get("judge_usage") or {}
+    errors = entry.get("judge_errors") or {}
+    panels = entry.get("panel") or {}
+    parts = entry.get("assertions") or {}
+    for metric in {*(entry.get("scores") or {}), *errors}:
+        panel = panels.get(metric)
+        judgements[metric] = Judgement(
+            score=(entry.get("scores") or {}).get(metric),
+            reason=(entry.get("reasons") or {}).get(metric),
+            error=errors.get(metric),
+            assertions=parts.get(metric),
+            panel={n: Judgement.model_validate(v) for n, v in panel.items()} if panel else None,
+            **(usage.get(metric) or {}),
+        )
+    eff = entry.get("efficiency")
+    return MethodRecord(
+        qid=q["question_id"],
+        index_key=q.get("index_key", q.get("imdb_key", "")),
+        question=q["question"],
+        reference=q.get("ground_truth", ""),
+        method=method,
+        evidence=q.get("evidence"),
+        response=entry.get("response"),
+        error=entry.get("error"),
+        error_kind=entry.get("error_kind"),
+        finish_reason=entry.get("finish_reason"),
+        context_text=entry.get("context_text"),
+        sources=entry.get("sources"),
+        judgements=judgements,
+        judged_with=entry.get("judged_with"),
+        searched_with=entry.get("searched_with"),
+        groups=q.get("groups") or {},
+        efficiency=Efficiency.model_validate(eff) if eff else None,
+        exploration=entry.get("exploration"),
+        paths=entry.get("paths"),
+        epoch=epoch,
+    )
+
+
 def _records_from_detailed(results: list[dict[str, Any]]) -> list[MethodRecord]:
     records = []
     for q in results:
         for method, entry in (q.get("methods") or {}).items():
-            judgements: dict[str, Judgement] = {}
-            usage = entry.get("judge_usage") or {}
-            errors = entry.get("judge_errors") or {}
-            parts = entry.get("assertions") or {}
-            for metric in {*(entry.get("scores") or {}), *errors}:
-                judgements[metric] = Judgement(
-                    score=(entry.get("scores") or {}).get(metric),
-                    reason=(entry.get("reasons") or {}).get(metric),
-                    error=errors.get(metric),
-                    assertions=parts.get(metric),
-                    **(usage.get(metric) or {}),
-                )
-            eff = entry.get("efficiency")
-            records.append(
-                MethodRecord(
-                    qid=q["question_id"],
-                    index_key=q.get("index_key", q.get("imdb_key", "")),
-                    question=q["question"],
-                    reference=q.get("ground_truth", ""),
-                    method=method,
-                    evidence=q.get("evidence"),
-                    response=entry.get("response"),
-                    error=entry.get("error"),
-                    error_kind=entry.get("error_kind"),
-                    finish_reason=entry.get("finish_reason"),
-                    context_text=entry.get("context_text"),
-                    sources=entry.get("sources"),
-                    judgements=judgements,
-                    judged_with=entry.get("judged_with"),
-                    searched_with=entry.get("searched_with"),
-                    groups=q.get("groups") or {},
-                    efficiency=Efficiency.model_validate(eff) if eff else None,
-                    exploration=entry.get("exploration"),
-                    paths=entry.get("paths"),
-                )
-            )
+            records.append(_record_from_entry(q, method, entry, 1))
+        for epoch, methods in (q.get("repeats") or {}).items():
+            for method, entry in methods.items():
+                records.append(_record_from_entry(q, method, entry, int(epoch)))
     return records
 
 

@@ -4,12 +4,48 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from gtog.eval.scoring.judges import Judgement
 from gtog.eval.scoring.pairwise import PairJudgement
 
-__all__ = ["COST_FIELDS", "Efficiency", "MethodRecord", "PairRecord", "unknown_efficiency"]
+__all__ = [
+    "COST_FIELDS",
+    "AnswerKey",
+    "Efficiency",
+    "MethodRecord",
+    "PairRecord",
+    "answer_key",
+    "compared_epochs",
+    "unknown_efficiency",
+]
+
+AnswerKey = tuple[str, str] | tuple[str, str, int]
+"""(question id, method), with the epoch added for a repeat (epoch > 1)."""
+
+
+def answer_key(qid: str, method: str, epoch: int = 1) -> AnswerKey:
+    """What a checkpoint counts as done: `(qid, method)`, `(qid, method, epoch)` for a
+    repeat; a record without an epoch (an older checkpoint) is epoch 1."""
+    return (qid, method) if epoch == 1 else (qid, method, epoch)
+
+
+def compared_epochs(a: str, b: str, epochs: int) -> tuple[int, int]:
+    """Which answers a head-to-head comparison of a and b reads: (epoch of a, epoch of b).
+
+    Methods are compared on their first answers; with repeats (`epochs` >= 2) the A/A check
+    (a == b) compares a method's first answer with its second, two independent answers.
+    """
+    return (1, 2) if a == b and epochs >= 2 else (1, 1)
+
+
+def _without_first_epoch(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """A record's JSON without its epoch fields when they are all 1: a run without repeats
+    writes what it always did."""
+    if all(data.get(name, 1) == 1 for name in fields):
+        for name in fields:
+            data.pop(name, None)
+    return data
 
 
 class Efficiency(BaseModel):
@@ -96,11 +132,18 @@ class MethodRecord(BaseModel):
     """ToG: what the search explored, one entry per depth (`gtog.tog.trace`); else None."""
     paths: list[dict[str, Any]] | None = None
     """ToG: the evidence paths the answer was made from (`gtog.tog.trace`); else None."""
+    epoch: int = Field(default=1, ge=1)
+    """Which of the run's `epochs` answers to the question this is (1-based)."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_first_epoch(handler(self), ("epoch",))
 
     @property
-    def key(self) -> tuple[str, str]:
-        """(question id, method): what a checkpoint counts as done."""
-        return (self.qid, self.method)
+    def key(self) -> AnswerKey:
+        """(question id, method), and the epoch of a repeat: what a checkpoint counts as
+        done (`answer_key`)."""
+        return answer_key(self.qid, self.method, self.epoch)
 
     def scores(self) -> dict[str, int | float | None]:
         """metric -> score, or None where the metric is unscored."""
@@ -130,6 +173,14 @@ class PairRecord(BaseModel):
     """The pairwise judge spec hash the comparison was made with."""
     answers: str = ""
     groups: dict[str, str] = Field(default_factory=dict)
+    epoch_a: int = Field(default=1, ge=1)
+    """The epoch of a's answer compared (`compared_epochs`)."""
+    epoch_b: int = Field(default=1, ge=1)
+    """The epoch of b's answer compared: 2 for the A/A check of a run with repeats."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_first_epoch(handler(self), ("epoch_a", "epoch_b"))
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -54,7 +54,7 @@ class JudgeSpec(BaseModel):
     """Everything that changes a score: judge models, sampling, prompts, metrics."""
 
     models: dict[str, str] = Field(default_factory=dict)
-    """index key -> `provider/model` of the judge."""
+    """index key -> `provider/model` of the judge (a panel: its models, comma-separated)."""
     temperature: float = 0.0
     max_tokens: int = 300
     structured_output: bool = True
@@ -67,6 +67,9 @@ class JudgeSpec(BaseModel):
     embedding_models: dict[str, str] = Field(default_factory=dict)
     """index key -> `provider/model` embedding texts for `answer_similarity` (empty when no
     metric embeds)."""
+    panel: list[str] = Field(default_factory=list)
+    """A judge panel's model ids as `judge.models` names them (empty: one judge). (The
+    digest reads the panel from `models`.)"""
     assertions: str | None = None
     """Hash of the `assertions` scorer's prompt and pass threshold (None: not scored)."""
 
@@ -74,7 +77,7 @@ class JudgeSpec(BaseModel):
         """The hash a record judged under this spec carries (`MethodRecord.judged_with`)."""
         if self.skipped:
             return "skipped"
-        exclude = {"models", "skipped", "embedding_models"}
+        exclude = {"models", "skipped", "embedding_models", "panel"}
         if self.assertions is None:  # (absent from the hash of runs that score none)
             exclude.add("assertions")
         data = self.model_dump(exclude=exclude)
@@ -162,6 +165,9 @@ class EvalSpec(BaseModel):
     """Item fields the results are grouped by."""
     analysis: AnalysisSpec = Field(default_factory=AnalysisSpec)
     """Abstention rules and the attribution threshold (the summary's reading only)."""
+    epochs: int = 1
+    """Answers per (question, method) (`epochs:`; a spec without it: 1). Not a change
+    for resume: a raised k adds the new epochs, a lowered one leaves the extra out."""
 
     @property
     def metrics(self) -> list[str]:

@@ -13,6 +13,7 @@ from gtog.eval.results.abstention import AbstentionRules, abstention_summary
 from gtog.eval.results.agreement import metric_agreement
 from gtog.eval.results.assertions import assertion_summary
 from gtog.eval.results.attribution import attribution_summary
+from gtog.eval.results.epochs import add_epoch_entries, reduce_epochs
 from gtog.eval.results.inference import Clusters, compare, mean_stats, statistics_block
 from gtog.eval.results.omnibus import omnibus_entry
 from gtog.eval.results.records import COST_FIELDS, Efficiency, MethodRecord, unknown_efficiency
@@ -318,28 +319,43 @@ QUESTION_SETS = {
     ),
     "attribution": "wrong answers (correctness 0) of each method, by where the evidence was",
     "metric_agreement": "every answer with both a correctness verdict and the metric's score",
+    "by_method.<m>.epochs": (
+        "with repeats: the questions whose k answers were all scored (a mean per question)"
+    ),
 }
 """What question set each kind of mean in the summary covers (written into the summary)."""
 
 
 def _scope(
-    records: list[MethodRecord],
+    answers: list[MethodRecord],
     methods: list[str],
     metrics: list[str],
     rules: AbstentionRules,
     labels: Labels = None,
+    epochs: int = 1,
 ) -> dict:
+    """Each method's entry: means over questions (a question's repeats reduced to one,
+    `reduce_epochs`), abstention over every answer, and with `epochs` > 1 `epochs`."""
+    records = reduce_epochs(answers)
     same = common_means(records, methods, metrics, strict=False, labels=labels)
-    strict = common_means(records, methods, metrics, strict=True, labels=labels)
-    return {
+    strict = common_means(
+        reduce_epochs(answers, strict=True), methods, metrics, strict=True, labels=labels
+    )
+    out = {
         m: {
             **group_summary((r for r in records if r.method == m), metrics, labels),
             "same_questions": same[m],
             "strict": strict[m],
-            **abstention_summary((r for r in records if r.method == m), metrics, rules, labels),
+            **abstention_summary((r for r in answers if r.method == m), metrics, rules, labels),
         }
         for m in methods
     }
+    if epochs > 1:
+        add_epoch_entries(out, answers, metrics, epochs)
+        for m in methods:  # judge trials agree or not per answer, not per question
+            mine = [r for r in answers if r.method == m]
+            out[m]["unanimous"] = {metric: _unanimous(mine, metric) for metric in metrics}
+    return out
 
 
 def _cost(eff: dict[str, Any], usage: dict[str, Any]) -> dict[str, float | None]:
@@ -359,6 +375,7 @@ def summarize(
     methods: list[str],
     metrics: list[str],
     analysis: AnalysisSpec | None = None,
+    epochs: int = 1,
 ) -> dict[str, Any]:
     """`statistics`, `by_method`, `by_movie` (per index key), `comparisons`, `omnibus`,
     `efficiency`, `cost`, `attribution`, `metric_agreement` and, with the `assertions`
@@ -367,7 +384,9 @@ def summarize(
     See `QUESTION_SETS` for which questions each mean covers; `analysis` sets the
     abstention rules, the attribution threshold (defaults: the built-in rules, 0.5) and
     how questions are clustered (default: by index key; `statistics` says how many
-    clusters, and whether the intervals and tests are clustered).
+    clusters, and whether the intervals and tests are clustered). With repeats (`epochs`
+    > 1), means and tests are over questions (each question's answers reduced to one,
+    `reduce_epochs`); cost counts every answer.
     """
     analysis = analysis or AnalysisSpec()
     rules = AbstentionRules(tuple(analysis.abstention_patterns), analysis.abstention_builtin)
@@ -378,16 +397,17 @@ def summarize(
     per_key = {k: [r for r in records if r.index_key == k] for k in keys}
     efficiency = {m: efficiency_summary(r for r in records if r.method == m) for m in present}
     usage = {m: judge_usage(r for r in records if r.method == m) for m in present}
+    questions = reduce_epochs(records)  # (repeats: one record per question)
     extra = {"assertions": assertion_summary(records, present)} if "assertions" in metrics else {}
     return {
         "question_sets": QUESTION_SETS,
         "statistics": statistics_block(records, clusters),
-        "by_method": _scope(records, present, metrics, rules, labels),
-        "by_movie": {k: _scope(per_key[k], present, metrics, rules, labels) for k in keys},
-        "comparisons": comparisons(records, present, metrics, labels),
-        "omnibus": omnibus(records, present, metrics, labels),
+        "by_method": _scope(records, present, metrics, rules, labels, epochs),
+        "by_movie": {k: _scope(per_key[k], present, metrics, rules, labels, epochs) for k in keys},
+        "comparisons": comparisons(questions, present, metrics, labels),
+        "omnibus": omnibus(questions, present, metrics, labels),
         "comparisons_by_movie": {
-            k: comparisons(per_key[k], present, metrics, labels) for k in keys
+            k: comparisons(reduce_epochs(per_key[k]), present, metrics, labels) for k in keys
         },
         "efficiency": efficiency,
         "judge_usage": usage,

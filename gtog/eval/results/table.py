@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gtog.eval.results.noise import clusters_line, omnibus_lines, power_line
+from gtog.eval.results.repeat_tables import panel_parts, repeat_parts
 from gtog.eval.results.verdict import ALPHA, common_counts, plural, verdict
 from gtog.eval.results.why import why_table
 
@@ -296,6 +297,7 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
             style="dim",
         )
     )
+    parts += [*repeat_parts(summary), *panel_parts(summary)]
     claims = assertion_line(summary)
     if claims is not None:
         parts.append(Text(claims, style="dim"))

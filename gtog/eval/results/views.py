@@ -11,10 +11,12 @@ from gtog.eval.results.currency import (
     pair_staleness,
     searched_elsewhere,
 )
+from gtog.eval.results.epochs import reduce_epochs
 from gtog.eval.results.errors import error_kinds
 from gtog.eval.results.groups import by_group
 from gtog.eval.results.inference import Clusters
 from gtog.eval.results.pairwise import pairwise_summary
+from gtog.eval.results.panel import add_panel_entries
 from gtog.eval.results.records import MethodRecord, PairRecord
 from gtog.eval.results.spec import DETAILED_NAME, QA_DIR, SUMMARY_NAME, EvalSpec
 from gtog.eval.results.summary import summarize
@@ -38,7 +40,7 @@ cut short by Ctrl-C or a crash; a run a fatal error stopped."""
 
 def _ordered(records: Iterable[MethodRecord], methods: list[str]) -> list[MethodRecord]:
     rank = {m: i for i, m in enumerate(methods)}
-    return sorted(records, key=lambda r: (r.index_key, r.qid, rank.get(r.method, 99)))
+    return sorted(records, key=lambda r: (r.index_key, r.qid, r.epoch, rank.get(r.method, 99)))
 
 
 def _method_entry(
@@ -83,6 +85,12 @@ def _method_entry(
     if keep_intermediate:
         entry["context_text"] = r.context_text
         entry["sources"] = r.sources
+    panels = {m: j.panel for m, j in r.judgements.items() if j.panel is not None}
+    if panels:  # a judge panel: each model's verdict
+        entry["panel"] = {
+            m: {name: v.model_dump(include={"score", "reason", "error"}) for name, v in p.items()}
+            for m, p in panels.items()
+        }
     return entry
 
 
@@ -108,7 +116,8 @@ def detailed_results(
     """One entry per question with every method's response, scores and efficiency.
 
     With the run's `spec`, an entry made under other settings or judged by another judge
-    says so (`stale`), and so does a comparison the win rates leave out.
+    says so (`stale`), and so does a comparison the win rates leave out. A repeat (epoch n
+    > 1 of a run with `epochs`) is in the question's `repeats[n][method]`.
     """
     questions: dict[str, dict[str, Any]] = {}
     for r in _ordered(records, methods):
@@ -125,7 +134,11 @@ def detailed_results(
                 "methods": {},
             },
         )
-        q["methods"][r.method] = _method_entry(r, keep_intermediate, spec)
+        entry = _method_entry(r, keep_intermediate, spec)
+        if r.epoch == 1:
+            q["methods"][r.method] = entry
+        else:
+            q.setdefault("repeats", {}).setdefault(str(r.epoch), {})[r.method] = entry
     answers = {r.key: r for r in records if spec is None or not searched_elsewhere(spec, r)}
     for p in sorted(pairs or [], key=lambda p: p.key):
         if p.qid in questions:
@@ -162,7 +175,7 @@ def qa_responses(records: Iterable[MethodRecord], method: str) -> list[dict[str,
 
     out = []
     for r in sorted(records, key=lambda r: (r.index_key, r.qid)):
-        if r.method != method:
+        if r.method != method or r.epoch != 1:  # graphrag-eval: one answer per question
             continue
         eff = r.efficiency
         out.append(
@@ -235,12 +248,14 @@ def result_views(
     )
     summary = {
         "metadata": metadata,
-        **summarize(currency.records, methods, spec.judge.metrics, spec.analysis),
+        **summarize(currency.records, methods, spec.judge.metrics, spec.analysis, spec.epochs),
     }
+    add_panel_entries(summary, currency.records, spec.judge.metrics, spec.judge.panel)
     if spec.group_by:
-        labels = Clusters.of(spec.analysis.cluster_by).labels(currency.records)
+        questions = reduce_epochs(currency.records)  # (repeats: a mean per question)
+        labels = Clusters.of(spec.analysis.cluster_by).labels(questions)
         summary["by_group"] = by_group(
-            currency.records, methods, spec.judge.metrics, spec.group_by, labels
+            questions, methods, spec.judge.metrics, spec.group_by, labels
         )
     if spec.pairwise is not None:
         run_pairs = [(a, b) for a, b in spec.pairwise.pairs if a in methods and b in methods]

@@ -95,6 +95,30 @@ class JudgeConfig(_Strict):
     `assertions` scorer asks about each assertion this many times."""
     assertion_threshold: float = Field(default=0.5, ge=0.0, lt=1.0)
     """An assertion passes when more than this share of its trials find it supported."""
+    models: list[str] | None = None
+    """A judge panel: model ids of the projects' settings.yaml (completion_models) or
+    LiteLLM names (`provider/model`); each judge metric is asked of every model, and the
+    verdict is their strict majority (no majority: unscored). Replaces `model`."""
+
+    @field_validator("models")
+    @classmethod
+    def _panel(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        if len(value) < 2:
+            raise ValueError("a panel names at least two models (one judge: judge.model)")
+        if any(not m.strip() for m in value):
+            raise ValueError("a panel model is an empty name")
+        doubled = [m for m in dict.fromkeys(value) if value.count(m) > 1]
+        if doubled:
+            raise ValueError(f"{doubled[0]!r} is named twice (one vote per model)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_or_panel(self) -> JudgeConfig:
+        if self.models is not None and self.model is not None:
+            raise ValueError("give judge.model (one judge) or judge.models (a panel), not both")
+        return self
 
 
 class PairwiseConfig(_Strict):
@@ -218,6 +242,10 @@ class EvalConfig(_Strict):
     output: OutputConfig = Field(default_factory=OutputConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     concurrency: int = Field(default=4, ge=1, le=256)
+    epochs: int = Field(default=1, ge=1, le=100)
+    """Answer each (question, method) this many times (repeats are new samples); each
+    metric is averaged per question, and 0/1 metrics also get pass@k, pass^k and the flip
+    rate (`by_method[m].epochs`)."""
     metrics: list[str] = Field(default_factory=lambda: list(ALL_METRICS))
     """Not given: the four judges, plus evidence_recall when the dataset has evidence."""
     tog_search: dict[str, Any] = Field(default_factory=dict)

@@ -3,9 +3,10 @@
 Cases are human-labelled answers, `{metric, question, ground_truth, answer, context,
 label}` (only the fields the metric's prompt uses are required; `id` optional), as a JSON
 list or `{"cases": [...]}`. Each case is judged as `gtog eval` would judge it (same model,
-prompts, temperature and `judge.trials`); per metric the report gives n, accuracy, Cohen's
-kappa with a 95% interval (analytic standard error) and the confusion matrix. A judge
-that fails or ties is counted as unscored, not as a verdict.
+or the majority of the same judge panel, prompts, temperature and `judge.trials`); per
+metric the report gives n, accuracy, Cohen's kappa with a 95% interval (analytic standard
+error) and the confusion matrix. A judge that fails or ties is counted as unscored, not as
+a verdict.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any
 from gtog.errors import InputError
 from gtog.eval.results.statistics import cohen_kappa, wilson_interval
 from gtog.eval.run.config import EvalConfig, load_eval_config
-from gtog.eval.run.judging import judge_prompts, load_judge_model
-from gtog.eval.scoring import FIELDS, Judgement, PromptSet, judge_trials
+from gtog.eval.run.judging import judge_prompts, load_judge_model, load_judge_panel
+from gtog.eval.scoring import FIELDS, Judgement, PromptSet, judge_panel, judge_trials
 from gtog.llm import ChatModel, run_sync
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "judge_cases",
     "load_cases",
     "load_judge",
+    "load_judges",
     "run_judge_check",
 ]
 
@@ -93,22 +95,24 @@ async def judge_cases(
     json_mode: bool = True,
     concurrency: int = 4,
     on_case: Callable[[JudgeCase, Judgement], None] | None = None,
+    panel: dict[str, ChatModel] | None = None,
 ) -> list[Judgement]:
-    """Judge every case (at most `concurrency` at once); verdicts in case order."""
+    """Judge every case (at most `concurrency` at once); verdicts in case order. With a
+    `panel` (judge.models), each verdict is its models' strict majority (`model` unused)."""
     limit = asyncio.Semaphore(concurrency)
+    sampling: dict[str, Any] = {
+        "trials": trials,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "json_mode": json_mode,
+    }
 
     async def one(case: JudgeCase) -> Judgement:
         async with limit:
-            verdict = await judge_trials(
-                case.metric,
-                model,
-                prompts,
-                case.values,
-                trials=trials,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                json_mode=json_mode,
-            )
+            if panel:
+                verdict = await judge_panel(case.metric, panel, prompts, case.values, **sampling)
+            else:
+                verdict = await judge_trials(case.metric, model, prompts, case.values, **sampling)
         if on_case is not None:
             on_case(case, verdict)
         return verdict
@@ -158,13 +162,14 @@ def agreement(cases: Sequence[JudgeCase], verdicts: Sequence[Judgement]) -> dict
     return out
 
 
-def load_judge(
+def load_judges(
     root: Path,
     config_path: Path | None = None,
     index_key: str | None = None,
     model_overrides: Callable[[Path], dict[str, Any]] | None = None,
-) -> tuple[EvalConfig, ChatModel, PromptSet]:
-    """The eval config's judge (of `index_key`'s project, default the first) and prompts."""
+) -> tuple[EvalConfig, ChatModel, PromptSet, dict[str, ChatModel] | None]:
+    """The eval config's judge (of `index_key`'s project, default the first), prompts and
+    judge panel (None without `judge.models`; then the judge is the panel's first model)."""
     from gtog.project import load_graphrag_config
 
     root = root.resolve()
@@ -178,8 +183,23 @@ def load_judge(
     graphrag_config = load_graphrag_config(
         folder, model_overrides(folder) if model_overrides else None
     )
-    model = load_judge_model(config, graphrag_config, folder / "settings.yaml")
-    return config, model, judge_prompts(root, config, config_path)
+    panel = load_judge_panel(config, graphrag_config, folder / "settings.yaml")
+    if panel:
+        model = next(iter(panel.values()))
+    else:
+        model = load_judge_model(config, graphrag_config, folder / "settings.yaml")
+    return config, model, judge_prompts(root, config, config_path), panel
+
+
+def load_judge(
+    root: Path,
+    config_path: Path | None = None,
+    index_key: str | None = None,
+    model_overrides: Callable[[Path], dict[str, Any]] | None = None,
+) -> tuple[EvalConfig, ChatModel, PromptSet]:
+    """The eval config's judge (of `index_key`'s project, default the first) and prompts."""
+    config, model, prompts, _ = load_judges(root, config_path, index_key, model_overrides)
+    return config, model, prompts
 
 
 def run_judge_check(
@@ -193,7 +213,7 @@ def run_judge_check(
 ) -> dict[str, Any]:
     """Load cases and the configured judge, judge every case, and report agreement."""
     cases = load_cases(cases_path)
-    config, model, prompts = load_judge(root, config_path, index_key, model_overrides)
+    config, model, prompts, panel = load_judges(root, config_path, index_key, model_overrides)
     jc = config.judge
     verdicts = run_sync(
         judge_cases(
@@ -206,11 +226,13 @@ def run_judge_check(
             json_mode=jc.structured_output,
             concurrency=config.concurrency,
             on_case=on_case,
+            panel=panel,
         )
     )
+    models = list(panel.values()) if panel else [model]
     return {
         "cases": str(cases_path),
-        "judge_model": f"{model.name}@T{jc.temperature:g}"
+        "judge_model": ", ".join(f"{m.name}@T{jc.temperature:g}" for m in models)
         + (f"x{jc.trials}" if jc.trials > 1 else ""),
         "judge_prompts": prompts.fingerprint,
         "by_metric": agreement(cases, verdicts),
@@ -221,6 +243,7 @@ def run_judge_check(
                 "label": c.label,
                 "score": v.score,
                 "votes": v.votes,
+                **({"panel": {n: j.score for n, j in v.panel.items()}} if v.panel else {}),
                 "error": v.error,
                 "reason": v.reason,
             }

@@ -24,6 +24,7 @@ __all__ = [
     "judge_prompts",
     "load_judge_embedder",
     "load_judge_model",
+    "load_judge_panel",
     "pairwise_prompt",
     "scoring_setup",
 ]
@@ -40,6 +41,65 @@ def load_judge_model(config: EvalConfig, graphrag: GraphRagConfig, settings: Pat
             f"{settings}: judge.model {judge_id!r} is not a model id under completion_models"
         )
     return chat_model_from_config(graphrag, judge_id)
+
+
+def _litellm_model(name: str, base: ChatModel, settings: Path) -> ChatModel:
+    """A LiteLLM name (`provider/model`) as a graphrag_llm model: with the settings of the
+    index's local search model `base` (api_base, key, retries, rate limit) for its provider,
+    else with the provider's key from the environment, as LiteLLM names it."""
+    import os
+
+    from graphrag_llm.completion import create_completion
+
+    from gtog.llm.errors import transient
+
+    provider, _, model = name.partition("/")
+    if base.config.model_provider == provider:
+        config = base.config.model_copy(update={"model": model})
+    else:
+        import litellm
+        from graphrag_llm.config import ModelConfig
+        from litellm.utils import get_api_key
+
+        key = get_api_key(provider, None) or os.environ.get(f"{provider.upper()}_API_KEY")
+        if not key:
+            missing = litellm.validate_environment(model=name).get("missing_keys") or [
+                f"{provider.upper()}_API_KEY"
+            ]
+            raise InputError(
+                f"{settings}: judge.models: {name!r} is not a model id under completion_models, "
+                f"and as a LiteLLM name it needs {missing[0]} in the environment"
+            )
+        config = ModelConfig(model_provider=provider, model=model, api_key=key)
+    config = transient(config)
+    return ChatModel(create_completion(config), config, name)
+
+
+def load_judge_panel(
+    config: EvalConfig, graphrag: GraphRagConfig, settings: Path
+) -> dict[str, ChatModel] | None:
+    """The judge panel of one index (`judge.models`, by the ids given), or None without one.
+
+    An id under the project's completion_models is that model; another `provider/model`
+    is a LiteLLM name, built through graphrag_llm too (see `_litellm_model`).
+    """
+    if config.judge.models is None:
+        return None
+    base: ChatModel | None = None
+    panel: dict[str, ChatModel] = {}
+    for name in config.judge.models:
+        if name in graphrag.completion_models:
+            panel[name] = chat_model_from_config(graphrag, name)
+            continue
+        if "/" not in name.strip("/"):
+            raise InputError(
+                f"{settings}: judge.models: {name!r} is neither a model id under "
+                "completion_models nor a LiteLLM name (provider/model)"
+            )
+        if base is None:
+            base = chat_model_from_config(graphrag, graphrag.local_search.completion_model_id)
+        panel[name] = _litellm_model(name, base, settings)
+    return panel
 
 
 def load_judge_embedder(
@@ -120,9 +180,11 @@ def scoring_setup(
     model: ChatModel | None,
     prompts: PromptSet,
     embedder: EmbeddingModel | None = None,
+    panel: dict[str, ChatModel] | None = None,
     assertions: str | None = None,
 ) -> ScoringSetup:
-    """What the run's scorers use on one index (`assertions`: the assertion prompt)."""
+    """What the run's scorers use on one index (`panel`: a judge panel's models;
+    `assertions`: the assertion prompt)."""
     jc = config.judge
     return ScoringSetup(
         model=model,
@@ -133,6 +195,7 @@ def scoring_setup(
         trials=jc.trials,
         timeout=config.timeouts.judge,
         embedder=embedder,
+        panel=panel or {},
         assertion_prompt=assertions,
         pass_threshold=jc.assertion_threshold,
     )

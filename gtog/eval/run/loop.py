@@ -23,7 +23,14 @@ from gtog.errors import FatalRunError, describe_exception
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.currency import searched_elsewhere
 from gtog.eval.results.errors import error_kind
-from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord, unknown_efficiency
+from gtog.eval.results.records import (
+    Efficiency,
+    MethodRecord,
+    PairRecord,
+    answer_key,
+    compared_epochs,
+    unknown_efficiency,
+)
 from gtog.eval.results.spec import CHECKPOINT_NAME
 from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.checkpoint import Checkpoint
@@ -38,6 +45,7 @@ from gtog.eval.scoring import Judgement, score_answer
 from gtog.eval.scoring.pairwise import PairJudgement
 from gtog.llm import CUT_REASONS, fatal_reason, run_sync
 from gtog.llm.ahead import embeddings_ahead
+from gtog.llm.repeat import answering_epoch
 from gtog.search import SearchEngine, SearchFailed, context_threads, retrieved_sources, run_search
 from gtog.search.endpoints import USAGE_FIELDS
 from gtog.search.http import HttpEngine
@@ -184,15 +192,18 @@ def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
     r = run.redactor
     record.error = r.optional(record.error)
     for j in record.judgements.values():
-        j.error, j.reason = r.optional(j.error), r.optional(j.reason)
+        for one in [j, *(j.panel or {}).values()]:  # a panel's models: each their own
+            one.error, one.reason = r.optional(one.error), r.optional(one.reason)
         for v in j.assertions or []:
             v.error, v.reason = r.optional(v.error), r.optional(v.reason)
     return record
 
 
 async def _evaluate_one(
-    run: EvalRun, item: QAItem, method: str, engine: Engine | BaseException
+    run: EvalRun, item: QAItem, method: str, engine: Engine | BaseException, epoch: int = 1
 ) -> MethodRecord:
+    """One answer (epoch `epoch` of the pair), searched and judged; every call of it made
+    in that epoch (`answering_epoch`: a model-call cache keys each epoch's calls apart)."""
     record = MethodRecord(
         qid=item.qid,
         index_key=item.index_key,
@@ -202,11 +213,13 @@ async def _evaluate_one(
         evidence=item.evidence,
         searched_with=run.spec.search_digest(method, item.index_key),
         groups=dict(item.groups),
+        epoch=epoch,
     )
     try:
-        context = await _search(run, item, record, engine)
-        if record.error is None:
-            await _judge(run, item, record, context)
+        with answering_epoch(epoch):
+            context = await _search(run, item, record, engine)
+            if record.error is None:
+                await _judge(run, item, record, context)
     except FatalRunError:
         raise
     except Exception as exc:
@@ -221,7 +234,8 @@ async def _evaluate_one(
 async def _rejudge_one(run: EvalRun, item: QAItem, record: MethodRecord) -> MethodRecord:
     record = record.model_copy(deep=True)
     try:
-        await _judge(run, item, record, record.context_text)
+        with answering_epoch(record.epoch):
+            await _judge(run, item, record, record.context_text)
     except FatalRunError:
         raise
     except Exception as exc:
@@ -263,7 +277,7 @@ async def run_evaluation_async(
     todo, to_judge = run.todo, run.to_judge
     guard = Guard(parse_budget(run.options.max_errors, len(todo) + len(to_judge)))
     items = {q.qid: q for q in run.items}
-    redo = {(q.qid, m) for q, m in todo} | {r.key for r in to_judge}
+    redo = {answer_key(q.qid, m, e) for q, m, e in todo} | {r.key for r in to_judge}
     kept = [r for r in run.done if r.key not in redo]
     schedule = IndexSchedule(run, engines, todo)  # index by index: see schedule.py
 
@@ -280,7 +294,8 @@ async def run_evaluation_async(
 
     async def compare_one(item: QAItem, criterion: str, a: str, b: str) -> None:
         async with limit:
-            pair = await _compare(run, pair_queue, item, criterion, a, b)
+            with answering_epoch(max(compared_epochs(a, b, run.spec.epochs))):
+                pair = await _compare(run, pair_queue, item, criterion, a, b)
         pairs_kept[pair.key] = pair
         await loop.run_in_executor(None, checkpoint.append, pair)
         if on_record is not None:
@@ -298,12 +313,12 @@ async def run_evaluation_async(
         if record.method in run.methods:
             compare_later(record)
 
-    async def search_one(item: QAItem, method: str) -> None:
+    async def search_one(item: QAItem, method: str, epoch: int) -> None:
         queued = time.perf_counter()
         async with limit:
             waited = time.perf_counter() - queued
             engine = await schedule.engine(item, method)
-            record = await _evaluate_one(run, item, method, engine)
+            record = await _evaluate_one(run, item, method, engine, epoch)
         if record.efficiency is not None:
             record.efficiency.queue_wait = waited
         await finish(record)
@@ -324,8 +339,8 @@ async def run_evaluation_async(
                         compare_later(r)
                 for r in to_judge:
                     group.create_task(judge_one(r))
-                for q, m in schedule.pairs:  # index by index: see schedule.py
-                    group.create_task(search_one(q, m))
+                for q, m, e in schedule.pairs:  # index by index: see schedule.py
+                    group.create_task(search_one(q, m, e))
         run.status = "complete"
     except* FatalRunError as errors:
         fatal = errors.exceptions[0]
@@ -355,6 +370,7 @@ async def _compare(
         if fatal_reason(exc) is not None:
             raise
         logger.exception("unexpected error comparing %s / %s / %s-%s", item.qid, criterion, a, b)
+        epochs = compared_epochs(a, b, run.spec.epochs)
         pair = PairRecord(
             qid=item.qid,
             index_key=item.index_key,
@@ -364,6 +380,8 @@ async def _compare(
             judgement=PairJudgement(error=f"internal error: {describe_exception(exc)}"),
             judged_with=run.spec.pairwise_digest(item.index_key),
             groups=dict(item.groups),
+            epoch_a=epochs[0],
+            epoch_b=epochs[1],
         )
     j = pair.judgement
     j.error = run.redactor.optional(j.error)

@@ -19,7 +19,7 @@ from pathlib import Path
 from gtog.errors import InputError
 from gtog.eval.results.currency import missing_comparisons
 from gtog.eval.results.log import EvalLog, read_log
-from gtog.eval.results.records import MethodRecord, PairRecord
+from gtog.eval.results.records import AnswerKey, MethodRecord, PairRecord
 from gtog.eval.results.spec import (
     CHECKPOINT_NAME,
     DETAILED_NAME,
@@ -98,13 +98,12 @@ def _check(shards: list[EvalLog], partial: bool) -> dict[str, int]:
     if absent:
         names = ", ".join(f"{i}/{count}" for i in absent)
         raise InputError(f"missing shard(s) {names}: give all {count} shard folders")
-    owner: dict[tuple[str, str], EvalLog] = {}
+    owner: dict[AnswerKey, EvalLog] = {}
     for s in shards:
         for r in s.records:
             if r.key in owner:
-                raise InputError(
-                    f"{s.location}: pair ({r.qid}, {r.method}) is also in {owner[r.key].location}"
-                )
+                which = f"({r.qid}, {r.method}" + (f", epoch {r.epoch})" if r.epoch > 1 else ")")
+                raise InputError(f"{s.location}: pair {which} is also in {owner[r.key].location}")
             owner[r.key] = s
     missing = {
         _label(s): s.spec.shard.pairs - len(s.records)

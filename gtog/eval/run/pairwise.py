@@ -4,7 +4,9 @@
 `PairwiseJudge` per index and criterion; `PairQueue` tells the loop which comparisons a
 question needs as its answers land (both answers present and answered, the comparison
 missing, failed with `--retry-errors`, or stale: made by another pairwise judge or on
-answers searched again), and builds their records.
+answers searched again), and builds their records. Methods are compared on their first
+answers; with repeats (`epochs` >= 2) the A/A check compares a method's first answer with
+its second (`compared_epochs`), two independent answers.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gtog.errors import InputError
-from gtog.eval.results.records import MethodRecord, PairRecord
+from gtog.eval.results.records import (
+    AnswerKey,
+    MethodRecord,
+    PairRecord,
+    answer_key,
+    compared_epochs,
+)
 from gtog.eval.results.spec import PairwiseSpec, stable_hash
 from gtog.eval.run.config import EvalConfig
 from gtog.eval.run.judging import pairwise_prompt, scoring_setup
@@ -98,7 +106,8 @@ class PairQueue:
         spec = run.spec.pairwise
         self.pairs = spec.pairs if spec is not None else []
         self.criteria = list(spec.criteria) if spec is not None else []
-        self.answers: dict[tuple[str, str], MethodRecord] = {}
+        self.epochs = run.spec.epochs
+        self.answers: dict[AnswerKey, MethodRecord] = {}
         self.done: dict[tuple[str, str, str, str], PairRecord] = {r.key: r for r in run.pairs_done}
         self.queued: set[tuple[str, str, str, str]] = set()
         """Comparisons asked for in this run (each is made at most once per run)."""
@@ -106,8 +115,13 @@ class PairQueue:
         if run.options.skip_judges:
             self.pairs = []
 
+    def _answers(self, qid: str, a: str, b: str) -> tuple[MethodRecord | None, MethodRecord | None]:
+        """The two answers a comparison of a and b on question `qid` reads (None: missing)."""
+        ea, eb = compared_epochs(a, b, self.epochs)
+        return self.answers.get(answer_key(qid, a, ea)), self.answers.get(answer_key(qid, b, eb))
+
     def _current(self, record: PairRecord, a: MethodRecord, b: MethodRecord) -> bool:
-        if self.redo_all:
+        if self.redo_all or (record.epoch_a, record.epoch_b) != (a.epoch, b.epoch):
             return False
         if self.run.options.retry_errors and record.judgement.error is not None:
             return False
@@ -123,7 +137,9 @@ class PairQueue:
         for a, b in self.pairs:
             if record.method not in (a, b):
                 continue
-            ra, rb = self.answers.get((record.qid, a)), self.answers.get((record.qid, b))
+            ra, rb = self._answers(record.qid, a, b)
+            if ra is not record and rb is not record:  # not an answer it reads
+                continue
             if ra is None or rb is None or ra.error is not None or rb.error is not None:
                 continue
             for criterion in self.criteria:
@@ -137,7 +153,8 @@ class PairQueue:
 
     async def compare(self, item: QAItem, criterion: str, a: str, b: str) -> PairRecord:
         """Judge one comparison and return its record (noted as done)."""
-        ra, rb = self.answers[(item.qid, a)], self.answers[(item.qid, b)]
+        ra, rb = self._answers(item.qid, a, b)
+        assert ra is not None and rb is not None
         scorer = next(s for s in self.run.pair_scorers[item.index_key] if s.name == criterion)
         judgement: PairJudgement = await scorer.score_pair(
             item, ra.response or "", rb.response or ""
@@ -152,6 +169,8 @@ class PairQueue:
             judged_with=self.run.spec.pairwise_digest(item.index_key),
             answers=answers_hash(ra, rb),
             groups=dict(item.groups),
+            epoch_a=ra.epoch,
+            epoch_b=rb.epoch,
         )
         self.done[record.key] = record
         return record

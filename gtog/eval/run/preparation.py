@@ -32,6 +32,7 @@ from gtog.eval.run.judging import (
     judge_prompts,
     load_judge_embedder,
     load_judge_model,
+    load_judge_panel,
     scoring_setup,
 )
 from gtog.eval.run.lock import OutputLock
@@ -155,7 +156,9 @@ def _check_indexes(run: EvalRun) -> None:
     """Every (index, method) still to search can be read: else one line each, before any
     question (table schemas and vector tables only; no index is loaded)."""
     lines = []
-    slots = dict.fromkeys((q.index_key, m) for q, m in run.todo if run.run_methods[m].reads_index)
+    slots = dict.fromkeys(
+        (q.index_key, m) for q, m, _ in run.todo if run.run_methods[m].reads_index
+    )
     for key, method in sorted(slots):
         project = run.projects[key]
         base = run.run_methods[method].base
@@ -179,7 +182,7 @@ async def check_vector_sizes(run: EvalRun) -> None:
     # (index, embedding model) -> its methods, and its first question: of a method that
     # embeds the question itself (True) where there is one, so that it takes the embedding
     slots: dict[tuple[str, str], tuple[list[str], dict[bool, QAItem]]] = {}
-    for item, method in run.todo:
+    for item, method, _ in run.todo:
         base = run.run_methods[method].base or method
         if method in run.answers or base not in VECTORS_READ:
             continue
@@ -204,7 +207,7 @@ async def check_vector_sizes(run: EvalRun) -> None:
 
 def _index_notes(run: EvalRun) -> None:
     """One line per index read in an older graphrag layout (what was adapted)."""
-    keys = dict.fromkeys(q.index_key for q, m in run.todo if run.run_methods[m].reads_index)
+    keys = dict.fromkeys(q.index_key for q, m, _ in run.todo if run.run_methods[m].reads_index)
     for key in keys:
         project = run.projects[key]
         note = project.compat.note(_index_label(key, project))
@@ -327,7 +330,14 @@ def prepare(options: EvalOptions) -> EvalRun:
     methods = list(run_methods)
     items, keys = _select_items(options, config, config_path, dataset_path, all_items)
     projects = _load_projects(root, config, keys, options)
-    judges = {k: load_judge_model(config, p.config, p.settings_path) for k, p in projects.items()}
+    panels = {k: load_judge_panel(config, p.config, p.settings_path) for k, p in projects.items()}
+    # a panel's first model is the index's judge where one model judges (head to head)
+    judges = {
+        k: next(iter(panels[k].values()))
+        if panels[k]
+        else load_judge_model(config, p.config, p.settings_path)
+        for k, p in projects.items()
+    }
     embedders = {
         k: load_judge_embedder(config, p.config, p.settings_path) for k, p in projects.items()
     }
@@ -337,6 +347,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         "projects": projects,
         "methods": run_methods,
         "judges": judges,
+        "panels": panels,
         "embedders": embedders,
         "all_items": all_items,
         "config_path": config_path,
@@ -390,7 +401,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         scorers={
             k: build_scorers(
                 list(config.metrics),
-                scoring_setup(config, j, prompts, embedders[k], claims_prompt),
+                scoring_setup(config, j, prompts, embedders[k], panels[k], claims_prompt),
             )
             for k, j in judges.items()
         },

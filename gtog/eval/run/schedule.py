@@ -16,7 +16,7 @@ from collections import Counter
 from gtog.eval.dataset import QAItem
 from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.engines import Engines
-from gtog.eval.run.state import EvalRun
+from gtog.eval.run.state import EvalRun, Pair
 from gtog.search import SearchEngine
 
 __all__ = ["IndexSchedule"]
@@ -27,13 +27,13 @@ logger = logging.getLogger(__name__)
 class IndexSchedule:
     """The order of a run's pairs, and when each index is opened and released."""
 
-    def __init__(self, run: EvalRun, engines: Engines, pairs: list[tuple[QAItem, str]]) -> None:
+    def __init__(self, run: EvalRun, engines: Engines, pairs: list[Pair]) -> None:
         self._run = run
         self._engines = engines
-        rank = {k: i for i, k in enumerate(dict.fromkeys(q.index_key for q, _ in pairs))}
+        rank = {k: i for i, k in enumerate(dict.fromkeys(q.index_key for q, *_ in pairs))}
         self.pairs = sorted(pairs, key=lambda p: rank[p[0].index_key])
         """The pairs, grouped by index (a stable sort: dataset order within an index)."""
-        searched = [(q.index_key, m) for q, m in self.pairs if m not in run.answers]
+        searched = [(q.index_key, m) for q, m, _ in self.pairs if m not in run.answers]
         self._left = Counter(key for key, _ in searched)
         self._methods: dict[str, list[str]] = {}
         for key, method in searched:

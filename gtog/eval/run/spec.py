@@ -59,9 +59,15 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
     projects: dict[str, Project] = run_parts["projects"]
     methods: dict[str, RunMethod] = run_parts["methods"]
     judges: dict[str, ChatModel] = run_parts["judges"]
+    panels: dict[str, dict[str, ChatModel] | None] = run_parts.get("panels") or {}
     embedders: dict[str, EmbeddingModel | None] = run_parts.get("embedders") or {}
     all_items: list[QAItem] = run_parts["all_items"]
     jc = config.judge
+
+    def judge_name(key: str, judge: ChatModel) -> str:
+        models = list((panels.get(key) or {}).values()) or [judge]
+        return ", ".join(f"{m.name}@T{jc.temperature:g}" for m in models)
+
     return EvalSpec(
         gtog_version=gtog.__version__,
         graphrag_version=importlib.metadata.version("graphrag"),
@@ -74,6 +80,7 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
         ),
         methods=list(methods),
         limit=options.limit,
+        epochs=config.epochs,
         method_settings={
             name: {k: method_settings(m, p) for k, p in projects.items()}
             for name, m in methods.items()
@@ -88,7 +95,8 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             else config.statistics.cluster_by,
         ),
         judge=JudgeSpec(
-            models={k: f"{j.name}@T{jc.temperature:g}" for k, j in judges.items()},
+            models={k: judge_name(k, j) for k, j in judges.items()},
+            panel=list(jc.models or []),
             embedding_models={
                 k: f"{e.config.model_provider}/{e.config.model}"
                 for k, e in embedders.items()

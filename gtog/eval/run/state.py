@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.currency import judged_elsewhere, searched_elsewhere
-from gtog.eval.results.records import MethodRecord, PairRecord
+from gtog.eval.results.records import MethodRecord, PairRecord, answer_key
 from gtog.eval.results.spec import EvalSpec
 from gtog.eval.run.answers import AnswerBook
 from gtog.eval.run.config import EvalConfig
@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from gtog.llm.ahead import EmbeddingsAhead
     from gtog.project import Project
 
-__all__ = ["EvalOptions", "EvalRun"]
+__all__ = ["EvalOptions", "EvalRun", "Pair"]
+
+Pair = tuple[QAItem, str, int]
+"""(question, method, epoch): one answer a run makes (epoch 1 to the spec's `epochs`)."""
 
 
 @dataclass
@@ -94,16 +97,21 @@ class EvalRun:
     """The vector-size check's embeddings, for the searches to take (None: not checked)."""
 
     @property
-    def pairs(self) -> list[tuple[QAItem, str]]:
-        """Every (question, method) pair of this run (of its shard's questions, if sharded)."""
+    def pairs(self) -> list[Pair]:
+        """Every (question, method, epoch) of this run (of its shard's questions, if
+        sharded): `epochs` answers per (question, method), a question's together."""
         shard = self.options.shard
         return [
-            (q, m) for q in self.items if shard is None or shard.holds(q.qid) for m in self.methods
+            (q, m, e)
+            for q in self.items
+            if shard is None or shard.holds(q.qid)
+            for e in range(1, self.spec.epochs + 1)
+            for m in self.methods
         ]
 
     @property
-    def todo(self) -> list[tuple[QAItem, str]]:
-        """(question, method) pairs to search: no record yet, or (retry_errors) a failed one."""
+    def todo(self) -> list[Pair]:
+        """Answers to search: no record yet, or (retry_errors) a failed one."""
         if self.mode == "rescore":
             return []
         finished = {
@@ -112,15 +120,15 @@ class EvalRun:
             if not (self.options.retry_errors and r.error is not None)
             and not searched_elsewhere(self.spec, r)  # --force after a change: re-run
         }
-        return [(q, m) for q, m in self.pairs if (q.qid, m) not in finished]
+        return [(q, m, e) for q, m, e in self.pairs if answer_key(q.qid, m, e) not in finished]
 
     @property
     def to_judge(self) -> list[MethodRecord]:
         """Answered records to (re)judge without searching again."""
         if self.options.skip_judges:
             return []
-        wanted = {(q.qid, m) for q, m in self.pairs}
-        searching = {(q.qid, m) for q, m in self.todo}
+        wanted = {answer_key(q.qid, m, e) for q, m, e in self.pairs}
+        searching = {answer_key(q.qid, m, e) for q, m, e in self.todo}
         out = []
         for r in self.done:
             if r.key not in wanted or r.key in searching or r.error is not None:
@@ -140,7 +148,7 @@ class EvalRun:
         if self.spec.pairwise is None or self.options.skip_judges:
             return []
         queue = PairQueue(self)
-        wanted = {(q.qid, m) for q, m in self.pairs}
+        wanted = {answer_key(q.qid, m, e) for q, m, e in self.pairs}
         out = []
         for r in self.done:
             if r.key in wanted and not searched_elsewhere(self.spec, r):

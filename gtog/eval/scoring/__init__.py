@@ -30,6 +30,7 @@ from gtog.eval.scoring.judges import (
     PromptSet,
     Verdict,
     judge,
+    judge_panel,
     judge_trials,
     load_prompts,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "is_binary_metric",
     "is_metered",
     "judge",
+    "judge_panel",
     "judge_trials",
     "load_assertion_prompt",
     "load_prompts",

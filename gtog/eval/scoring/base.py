@@ -9,7 +9,7 @@ a `ScoringSetup` (the judge model, prompts and sampling of the run) by the facto
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -68,6 +68,9 @@ class Judgement(BaseModel):
         default=None, exclude_if=lambda value: value is None
     )
     """The `assertions` scorer's verdict on each assertion (absent for other metrics)."""
+    panel: dict[str, Judgement] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """With a judge panel (`judge.models`): each model's own judgement, by model id; the
+    score above is their strict majority (absent without a panel)."""
 
     @classmethod
     def unscored(cls, why: str, **usage: Any) -> Judgement:
@@ -122,6 +125,9 @@ class ScoringSetup:
     timeout: float | None = None
     embedder: EmbeddingModel | None = None
     """The index's embedding model (for `answer_similarity`; None when no metric needs it)."""
+    panel: dict[str, ChatModel] = field(default_factory=dict)
+    """A judge panel (model id -> model): each LLM judge asks every model and takes their
+    strict majority (empty: `model` alone)."""
     assertion_prompt: str | None = None
     """The `assertions` scorer's prompt template (None: the built-in one)."""
     pass_threshold: float = 0.5

@@ -36,6 +36,7 @@ __all__ = [
     "PromptSet",
     "Verdict",
     "judge",
+    "judge_panel",
     "judge_trials",
     "load_prompts",
     "parse_verdict",
@@ -181,6 +182,43 @@ async def judge(
     return Judgement(score=reply.value.score, reason=reply.value.reason, **usage)
 
 
+def _total(verdicts: list[Judgement], **fields: Any) -> Judgement:
+    """A judgement whose calls, tokens and cost add up those of `verdicts` (no score yet)."""
+    costs = [v.cost_usd for v in verdicts]
+    return Judgement(
+        llm_calls=sum(v.llm_calls for v in verdicts),
+        prompt_tokens=sum(v.prompt_tokens for v in verdicts),
+        output_tokens=sum(v.output_tokens for v in verdicts),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        **fields,
+    )
+
+
+def _majority(out: Judgement, verdicts: list[Judgement], asked: str) -> Judgement:
+    """`out` with the score more than half of `verdicts` gave (`asked`: what they are,
+    "trials" or "judges"), or unscored: all failed, a tie, or no majority of those asked."""
+    scored = [v for v in verdicts if v.score is not None]
+    if not scored:
+        out.error = f"all {len(verdicts)} {asked} failed: {verdicts[0].error}"[:500]
+        return out
+    ones = sum(1 for v in scored if v.score == 1)
+    zeros = len(scored) - ones
+    if ones == zeros:
+        out.error = f"tie: {ones} of {len(scored)} scored {asked} said 1, {zeros} said 0"
+        return out
+    winner, votes = (1, ones) if ones > zeros else (0, zeros)
+    if 2 * votes <= len(verdicts):  # a majority of those asked, not of those that answered
+        failed = len(verdicts) - len(scored)
+        out.error = (
+            f"no majority: {votes} of {len(verdicts)} {asked} said {winner} "
+            f"({failed} failed: {next(v.error for v in verdicts if v.error)})"
+        )[:500]
+        return out
+    out.score = winner
+    out.reason = next(v.reason for v in scored if v.score == out.score)
+    return out
+
+
 async def judge_trials(
     metric: str,
     model: ChatModel,
@@ -200,34 +238,28 @@ async def judge_trials(
     )
     if len(verdicts) == 1:
         return verdicts[0]
-    costs = [v.cost_usd for v in verdicts]
-    out = Judgement(
-        llm_calls=sum(v.llm_calls for v in verdicts),
-        prompt_tokens=sum(v.prompt_tokens for v in verdicts),
-        output_tokens=sum(v.output_tokens for v in verdicts),
-        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
-        votes=[v.score for v in verdicts],  # type: ignore[misc]
+    out = _total(verdicts, votes=[v.score for v in verdicts])
+    return _majority(out, verdicts, "trials")
+
+
+async def judge_panel(
+    metric: str,
+    panel: dict[str, ChatModel],
+    prompts: PromptSet,
+    values: dict[str, str],
+    **kwargs: Any,
+) -> Judgement:
+    """`judge_trials` asked of every model of a panel: the score a strict majority of the
+    models gave (no majority, counting the models that failed: unscored); `panel` keeps
+    each model's judgement, and calls, tokens and cost add up over the models."""
+    names = list(panel)
+    verdicts = list(
+        await asyncio.gather(
+            *(judge_trials(metric, panel[n], prompts, values, **kwargs) for n in names)
+        )
     )
-    scored = [v for v in verdicts if v.score is not None]
-    if not scored:
-        out.error = f"all {len(verdicts)} trials failed: {verdicts[0].error}"[:500]
-        return out
-    ones = sum(1 for v in scored if v.score == 1)
-    zeros = len(scored) - ones
-    if ones == zeros:
-        out.error = f"tie: {ones} of {len(scored)} scored trials said 1, {zeros} said 0"
-        return out
-    winner, votes = (1, ones) if ones > zeros else (0, zeros)
-    if 2 * votes <= len(verdicts):  # a majority of the trials asked, not of those that answered
-        failed = len(verdicts) - len(scored)
-        out.error = (
-            f"no majority: {votes} of {len(verdicts)} trials said {winner} "
-            f"({failed} failed: {next(v.error for v in verdicts if v.error)})"
-        )[:500]
-        return out
-    out.score = winner
-    out.reason = next(v.reason for v in scored if v.score == out.score)
-    return out
+    out = _total(verdicts, panel=dict(zip(names, verdicts, strict=True)))
+    return _majority(out, verdicts, "judges")
 
 
 class LLMJudge(ScorerBase):
@@ -237,9 +269,10 @@ class LLMJudge(ScorerBase):
     binary = True
 
     async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
-        """The majority verdict of `setup.trials` judge calls; unscored on any failure."""
+        """The majority verdict of `setup.trials` judge calls (with a panel, the majority
+        of its models' verdicts); unscored on any failure."""
         setup = self.setup
-        if setup.model is None or setup.prompts is None:
+        if (setup.model is None and not setup.panel) or setup.prompts is None:
             return Judgement.unscored("no judge model configured")
         values = {
             "question": item.question,
@@ -252,17 +285,17 @@ class LLMJudge(ScorerBase):
             return Judgement.unscored(
                 "no saved context to judge (output.save_intermediate was off)"
             )
-        return await judge_trials(
-            self.name,
-            setup.model,
-            setup.prompts,
-            {f: str(values[f]) for f in FIELDS[self.name]},
-            trials=setup.trials,
-            temperature=setup.temperature,
-            max_tokens=setup.max_tokens,
-            json_mode=setup.structured_output,
-            timeout=setup.timeout,
-        )
+        asked = {f: str(values[f]) for f in FIELDS[self.name]}
+        sampling: dict[str, Any] = {
+            "trials": setup.trials,
+            "temperature": setup.temperature,
+            "max_tokens": setup.max_tokens,
+            "json_mode": setup.structured_output,
+            "timeout": setup.timeout,
+        }
+        if setup.panel:
+            return await judge_panel(self.name, setup.panel, setup.prompts, asked, **sampling)
+        return await judge_trials(self.name, setup.model, setup.prompts, asked, **sampling)
 
 
 for _metric, _fields in FIELDS.items():

@@ -224,6 +224,7 @@ def test_groups_with_a_missing_field_go_to_none() -> None:
         "mean": 0.0,
         "n": 1,
         "ci95": pytest.approx(list(_wilson(0, 1)), abs=1e-9),
+        "ci95_naive": pytest.approx(list(_wilson(0, 1)), abs=1e-9),
     }
     assert set(grouped["hops"]) == {"2", "(none)"}
     assert grouped["hops"]["(none)"]["tog"]["correctness"]["n"] == 2
