@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gtog.eval.report.publish import write_report
-from gtog.eval.results.records import MethodRecord, PairRecord
+from gtog.eval.results.records import MethodRecord, PairRecord, answer_key
 from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
 from gtog.eval.results.verdict import plural
 from gtog.eval.results.views import QA_DIR, qa_reference, qa_responses, result_views
@@ -87,11 +87,12 @@ def requested_summary(run: EvalRun) -> tuple[dict, str] | None:
 
     Built in memory: the files in the folder are left as they are.
     """
-    wanted = {(q.qid, m) for q, m in run.pairs}
+    wanted = {answer_key(q.qid, m, e) for q, m, e in run.pairs}
     if all(r.key in wanted for r in run.done):
         return None
     asked = [r for r in run.done if r.key in wanted]
-    pairs = [p for p in run.pairs_done if (p.qid, p.a) in wanted and (p.qid, p.b) in wanted]
+    methods = {(q.qid, m) for q, m, _ in run.pairs}
+    pairs = [p for p in run.pairs_done if (p.qid, p.a) in methods and (p.qid, p.b) in methods]
     _, summary = result_views(
         run.spec, asked, run.methods, stopped=run.stopped, status=run.status, pairs=pairs
     )
