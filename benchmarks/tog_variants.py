@@ -140,7 +140,7 @@ def local(work: Path, extra: list[str]) -> dict[str, Any]:
     tog = base.get("tog_search") or {}
     indexes = {k: (REPO / v).resolve() for k, v in base["indexes"].items()}
     judge = dict(base.get("judge") or {})
-    if judge.get("prompts_dir"):
+    if judge.get("prompts_dir") and not str(judge["prompts_dir"]).startswith("builtin:"):
         judge["prompts_dir"] = str((REPO / judge["prompts_dir"]).resolve())
     config = eval_config(
         EXAMPLE_QA, indexes, tog, judge=judge, concurrency=base.get("concurrency", 1)

@@ -39,7 +39,10 @@ def render(results: Path = RESULTS) -> str:
         detailed = Path(tmp) / "eval_results_detailed.json"
         detailed.write_text(json.dumps({"metadata": metadata, "results": recorded["answers"]}))
         log = read_log(detailed)
-    summary = summarize(log.records, metadata["methods"], metadata["metrics"])
+    summary = {
+        "metadata": metadata,  # the judge's model and the run's status, for the verdict line
+        **summarize(log.records, metadata["methods"], metadata["metrics"]),
+    }
     console = Console(width=80, record=True, color_system=None, file=io.StringIO())
     console.print(summary_table(summary, metadata["metrics"]))
     lines = [line.rstrip() for line in console.export_text().splitlines()]

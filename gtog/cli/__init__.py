@@ -29,8 +29,12 @@ HELP = (
 
 _GRAPHRAG = "graphrag"
 _COMMANDS: dict[str, tuple[str, str]] = {
-    "init": (_GRAPHRAG, "Generate a default configuration file and the Think-on-Graph prompts."),
-    "index": (_GRAPHRAG, "Build a knowledge graph index."),
+    "init": (
+        _GRAPHRAG,
+        "Generate a project's settings and the Think-on-Graph prompts (--local: for the "
+        "bundled local model).",
+    ),
+    "index": (_GRAPHRAG, "Build a knowledge graph index (--local: with the bundled local model)."),
     "update": (_GRAPHRAG, "Update an existing knowledge graph index."),
     "prompt-tune": (_GRAPHRAG, "Generate custom graphrag prompts with your own data."),
     "query": ("gtog.cli.query", "Query an index: graphrag's methods or Think-on-Graph (tog)."),
@@ -46,6 +50,7 @@ _EXTENSIONS = (
     "gtog.cli.eval",
     "gtog.cli.query",
     "gtog.cli.init",
+    "gtog.cli.index",
     "gtog.cli.qa",
     "gtog.cli.judge_check",
     "gtog.cli.local",

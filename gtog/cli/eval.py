@@ -62,9 +62,17 @@ def _print_errors(run: EvalRun) -> None:
 
 
 def _show_summary(run: EvalRun, summary_path: Path) -> dict:
+    """Print the table of what this command asked for: the saved summary, or, when the
+    folder holds more pairs than were asked for, the asked-for pairs' own (with a line)."""
     from gtog.eval.results.table import print_summary
+    from gtog.eval.run.outputs import requested_summary
 
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    narrowed = requested_summary(run)
+    if narrowed is None:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    else:
+        summary, note = narrowed
+        err.print(note, highlight=False, soft_wrap=True, markup=False)
     print_summary(summary, run.spec.judge.metrics)
     return summary
 
@@ -419,10 +427,14 @@ def eval_command(
 
             if not (run.output_dir / SUMMARY_NAME).is_file():
                 write_results(run)
+            from gtog.eval.results.verdict import plural
+
+            n = len(run.pairs)
+            asked = f"{'the' if n == 1 else 'all'} {plural(n, '(question, method) pair')} asked for"
             err.print(
-                f"gtog eval: nothing to run: all {len(run.done)} (question, method) pairs in "
-                f"{run.output_dir} are done with this spec; showing the saved results "
-                "(0 LLM calls; --force starts over)",
+                f"gtog eval: nothing to run: {asked} {'is' if n == 1 else 'are'} done in "
+                f"{run.output_dir} with this spec; showing the saved results (0 LLM calls; "
+                "--force starts over)",
                 highlight=False,
                 soft_wrap=True,
                 markup=False,

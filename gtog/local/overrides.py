@@ -9,7 +9,12 @@ import yaml
 
 from gtog.local.weights import CHAT_MODEL_NAME, EMBEDDING_DIMS, EMBEDDING_MODEL_NAME
 
-__all__ = ["LOCAL_SEARCH_LIMITS", "local_model_overrides", "project_model_ids"]
+__all__ = [
+    "LOCAL_SEARCH_LIMITS",
+    "local_index_overrides",
+    "local_model_overrides",
+    "project_model_ids",
+]
 
 REQUEST_TIMEOUT_S = 1800
 DEFAULT_COMPLETION_ID = "default_completion_model"
@@ -24,23 +29,28 @@ LOCAL_SEARCH_LIMITS: dict[str, Any] = {
 """Context budgets that fit the local model's 8192-token window at ~70 prompt tokens/s."""
 
 
+def _raw_settings(root: str | Path | None) -> dict[str, Any]:
+    """`root`'s settings file as written (no `${ENV}` substitution); {} when there is none."""
+    if root is None:
+        return {}
+    root = Path(root)
+    for name in ("settings.yaml", "settings.yml"):
+        path = root / name if root.is_dir() else root
+        if path.is_file():
+            data = yaml.safe_load(path.read_text()) or {}
+            return data if isinstance(data, dict) else {}
+    return {}
+
+
 def project_model_ids(root: str | Path | None) -> tuple[list[str], list[str]]:
     """The completion and embedding model ids declared in `root`'s settings file.
 
     Reads the raw YAML (no `${ENV}` substitution), so it works before any key is set.
     Falls back to graphrag's default ids when there is no settings file.
     """
-    completion, embedding = [DEFAULT_COMPLETION_ID], [DEFAULT_EMBEDDING_ID]
-    if root is None:
-        return completion, embedding
-    root = Path(root)
-    for name in ("settings.yaml", "settings.yml"):
-        path = root / name if root.is_dir() else root
-        if path.is_file():
-            data = yaml.safe_load(path.read_text()) or {}
-            completion = list((data.get("completion_models") or {}).keys()) or completion
-            embedding = list((data.get("embedding_models") or {}).keys()) or embedding
-            break
+    data = _raw_settings(root)
+    completion = list((data.get("completion_models") or {}).keys()) or [DEFAULT_COMPLETION_ID]
+    embedding = list((data.get("embedding_models") or {}).keys()) or [DEFAULT_EMBEDDING_ID]
     return completion, embedding
 
 
@@ -96,4 +106,22 @@ def local_model_overrides(
     if search_limits:
         for section, values in LOCAL_SEARCH_LIMITS.items():
             overrides[section] = dict(values)
+    return overrides
+
+
+def local_index_overrides(base_url: str, root: str | Path | None = None) -> dict[str, Any]:
+    """Overrides that index the project at `root` with the local server at `base_url`.
+
+    As `local_model_overrides` (search budgets left as they are), and each completion
+    model whose settings set no `max_tokens` may write `LOCAL_MAX_TOKENS` (the server's own
+    cap, 1,024, cuts extraction replies short).
+    """
+    from gtog.local.project import LOCAL_MAX_TOKENS
+
+    overrides = local_model_overrides(base_url, root, search_limits=False)
+    declared = _raw_settings(root).get("completion_models") or {}
+    for model_id, model in overrides["completion_models"].items():
+        args = (declared.get(model_id) or {}).get("call_args") or {}
+        if not {"max_tokens", "max_completion_tokens"} & set(args):
+            model["call_args"]["max_tokens"] = LOCAL_MAX_TOKENS
     return overrides

@@ -36,6 +36,7 @@ __all__ = [
     "check_reachable",
     "endpoints_of",
     "index_problems",
+    "reachable",
     "vector_size_problems",
 ]
 
@@ -66,7 +67,9 @@ def endpoints_of(config: object, settings: Path) -> list[ModelEndpoint]:
     return out
 
 
-def _reachable(url: str, timeout: float) -> str | None:
+def reachable(url: str, timeout: float) -> str | None:
+    """None when a TCP connection to `url`'s host and port opens within `timeout`, else why
+    not (`connection refused`, `name or service not known`, ...)."""
     parts = urlsplit(url)
     host = parts.hostname
     if not host:
@@ -85,7 +88,7 @@ def check_reachable(endpoints: list[ModelEndpoint], timeout: float = 3.0) -> Non
     if not urls:
         return
     with ThreadPoolExecutor(max_workers=min(8, len(urls))) as pool:
-        problems = dict(zip(urls, pool.map(lambda u: _reachable(u, timeout), urls), strict=True))
+        problems = dict(zip(urls, pool.map(lambda u: reachable(u, timeout), urls), strict=True))
     for e in endpoints:
         why = problems.get(e.api_base)
         if why is None:

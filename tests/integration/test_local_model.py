@@ -78,6 +78,25 @@ def test_overrides_point_every_model_id_at_the_server(tmp_path: Path) -> None:
     assert o["vector_store"]["vector_size"] == EMBEDDING_DIMS
 
 
+def test_index_overrides_give_room_for_whole_replies_unless_the_settings_set_it(
+    tmp_path: Path,
+) -> None:
+    from gtog.local.overrides import local_index_overrides
+    from gtog.local.project import LOCAL_MAX_TOKENS
+
+    (tmp_path / "settings.yaml").write_text(
+        "completion_models:\n"
+        "  a: {model_provider: openai, model: gpt-4.1, call_args: {max_tokens: 500}}\n"
+        "  b: {model_provider: openai, model: gpt-4.1}\n"
+        "embedding_models:\n"
+        "  e: {model_provider: openai, model: text-embedding-3-small}\n"
+    )
+    o = local_index_overrides("http://127.0.0.1:9/v1", tmp_path)
+    assert "max_tokens" not in o["completion_models"]["a"]["call_args"]  # the user's 500 stays
+    assert o["completion_models"]["b"]["call_args"]["max_tokens"] == LOCAL_MAX_TOKENS == 3000
+    assert "local_search" not in o  # search budgets are left to the settings at index time
+
+
 def test_overrides_load_into_a_graphrag_config(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,7 @@ Content-Security-Policy violations included) is a `CONSOLE` line on stderr.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PageLoad", "find_chromium", "load_page", "screenshot"]
+__all__ = ["Layout", "PageLoad", "find_chromium", "layout_at", "load_page", "screenshot"]
 
 _FLAGS = (
     "--headless",
@@ -96,3 +97,59 @@ def screenshot(
             f"chromium screenshot failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
         )
     return png
+
+
+@dataclass
+class Layout:
+    """How a page lays out in a window `width` px wide, every `<details>` opened."""
+
+    scroll_width: int
+    """The page's full width (`documentElement.scrollWidth`): > `client_width` when the page
+    scrolls sideways."""
+    client_width: int
+    """The window's width less its vertical scroll bar."""
+    chart_scales: dict[str, float]
+    """Per `<svg class="chart">` (by its label): drawn width / its own width (1 = full size;
+    0.5 = its 12 px text drawn at 6 px)."""
+
+
+_PROBE = """<!DOCTYPE html><html><body style="margin:0">
+<iframe id="f" src="{src}" style="width:{width}px;height:900px;border:0"></iframe>
+<pre id="layout">pending</pre>
+<script>
+document.getElementById("f").addEventListener("load", () => {{
+  const d = document.getElementById("f").contentDocument;
+  d.querySelectorAll("details").forEach((x) => {{ x.open = true; }});
+  const root = d.documentElement;
+  const charts = {{}};
+  d.querySelectorAll("svg.chart").forEach((s) => {{
+    charts[s.getAttribute("aria-label")] =
+      s.getBoundingClientRect().width / s.viewBox.baseVal.width;
+  }});
+  document.getElementById("layout").textContent = JSON.stringify(
+    {{scroll: root.scrollWidth, client: root.clientWidth, charts: charts}});
+}});
+</script></body></html>
+"""
+
+
+def layout_at(chromium: str, page: Path, width: int, timeout: float = 120) -> Layout:
+    """Lay `page` out in a `width` px window (an iframe of a probe page, which measures it)."""
+    with tempfile.TemporaryDirectory(prefix="gtog-probe-") as folder:
+        probe = Path(folder) / "probe.html"
+        probe.write_text(_PROBE.format(src=page.resolve().as_uri(), width=width))
+        proc = _run(
+            chromium,
+            [
+                "--allow-file-access-from-files",
+                "--virtual-time-budget=3000",
+                "--dump-dom",
+                probe.as_uri(),
+            ],
+            timeout,
+        )
+    found = re.search(r'<pre id="layout">(\{.*?\})</pre>', proc.stdout)
+    if found is None:
+        raise RuntimeError(f"the probe did not measure {page}:\n{proc.stderr[-3000:]}")
+    data = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    return Layout(data["scroll"], data["client"], data["charts"])

@@ -213,6 +213,16 @@ def judge_correctness(request: ChatRequest) -> str:
     return _verdict(int(ok), "matches the ground truth" if ok else "differs from the ground truth")
 
 
+def judge_correctness_local(request: ChatRequest) -> str:
+    """The local model's correctness prompt (`builtin:local`): the same rule as above."""
+    p = request.last_user
+    truth_m = re.search(r"Reference answer: (.*?)\n", p)
+    truth = _words(truth_m.group(1) if truth_m else "")
+    predicted = _words(_field(p, "Candidate answer", "Reference answer"))
+    ok = bool(truth) and len(truth & predicted) * 2 >= len(truth)
+    return _verdict(int(ok), "contains the reference" if ok else "lacks the reference")
+
+
 def judge_faithfulness(request: ChatRequest) -> str:
     """1 when every capitalised name in the answer occurs in the context."""
     p = request.last_user
@@ -264,6 +274,11 @@ def judge_rules() -> list[Rule]:
             judge_correctness,
         ),
         Rule(
+            "judge:correctness-local",
+            lambda r: "contained in, or clearly meant by, the candidate answer" in r.prompt,
+            judge_correctness_local,
+        ),
+        Rule(
             "judge:faithfulness",
             lambda r: "judge if the answer is supported by the context" in r.prompt,
             judge_faithfulness,
@@ -285,6 +300,7 @@ def indexing_rules() -> list[Rule]:
     """What graphrag's `index` command asks."""
     return [
         Rule("index:hello", lambda r: "connectivity test" in r.prompt, lambda r: "Hello World"),
+        Rule("index:probe", lambda r: r.last_user == "Reply with the word OK.", lambda r: "OK"),
         Rule(
             "index:extract",
             lambda r: (

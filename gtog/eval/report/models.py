@@ -391,6 +391,8 @@ class PageData:
     """Assertions passed and missed per method (empty: the run scored none)."""
     noise: Noise | None = None
     """Clusters, omnibus tests and detectable differences (None: an older summary)."""
+    verdict: str | None = None
+    """What the run found, in one line (gtog.eval.results.verdict; the terminal's too)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

@@ -50,6 +50,7 @@ from gtog.eval.report.readers import as_dict, as_int, as_interval, as_num, as_st
 from gtog.eval.report.repeats import panel_section, repeats_section
 from gtog.eval.report.versus import head_to_head
 from gtog.eval.results.spend import cost_line
+from gtog.eval.results.verdict import verdict
 
 __all__ = ["error_kind", "page_data", "primary_metric", "tog_paths"]
 
@@ -409,4 +410,5 @@ def page_data(
         panel=panel_section(detailed, summary),
         assertions=assertion_stats(summary, methods),
         noise=noise_view(summary),
+        verdict=verdict(summary, metrics),
     )

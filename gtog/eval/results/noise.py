@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gtog.eval.results.verdict import plural
+
 __all__ = ["clusters_line", "mde_by_metric", "noise_lines", "omnibus_lines", "power_line"]
 
 _TESTS = {"cochran_q": "Cochran's Q", "friedman": "Friedman's chi-square"}
@@ -90,14 +92,18 @@ def power_line(summary: dict[str, Any], short: dict[str, str] | None = None) -> 
     n = max([v[2] for v in found.values()] + list(none.values()))
     ks = {v[3] for v in found.values() if v[3] is not None}
     st = summary.get("statistics") or {}
-    where = f"{n} questions" + (f" in {max(ks)} clusters" if ks and st.get("clustered") else "")
+    where = plural(n, "question") + (
+        f" in {max(ks)} clusters" if ks and st.get("clustered") else ""
+    )
+    these = "this" if n == 1 else "these"
     if not parts:
         return (
-            f"With these {where}, no difference ({missed}) can be told apart (80% power, p < 0.05)."
+            f"With {these} {where}, no difference ({missed}) can be told apart "
+            "(80% power, p < 0.05)."
         )
     nor = f", nor any difference ({missed})" if missed else ""
     return (
-        f"With these {where}, differences under {', '.join(parts)} cannot be told apart{nor} "
+        f"With {these} {where}, differences under {', '.join(parts)} cannot be told apart{nor} "
         "(80% power, p < 0.05)."
     )
 

@@ -19,6 +19,7 @@ from scipy import stats
 
 from gtog.eval.results.clustered import MIN_CLUSTERS, cluster_codes
 from gtog.eval.results.statistics import N_RESAMPLES, SEED
+from gtog.eval.results.verdict import plural
 
 __all__ = ["Omnibus", "cochran_q", "friedman", "omnibus_entry", "omnibus_test"]
 
@@ -160,7 +161,9 @@ def omnibus_entry(
         "reason": None,
     }
     if len(common) < 2:
-        out["reason"] = f"{len(common)} question(s) scored for every method: too few to test"
+        out["reason"] = (
+            f"{plural(len(common), 'question')} scored for every method: too few to test"
+        )
         return out
     x = np.array([[scores[m][q] for m in methods] for q in common], dtype=float)
     naive = cochran_q(x) if binary else friedman(x)

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from gtog.eval.results.noise import clusters_line, omnibus_lines, power_line
 from gtog.eval.results.repeat_tables import panel_parts, repeat_parts
+from gtog.eval.results.verdict import ALPHA, common_counts, plural, verdict
 from gtog.eval.results.why import why_table
 
 __all__ = [
@@ -40,9 +41,6 @@ _SHORT = {
     "exact_match": "exact",
     "answer_similarity": "similarity",
 }
-
-ALPHA = 0.05
-"""Holm-adjusted p below this marks a method as different from the best one."""
 
 _CELL_WIDTH = 12
 """Widest stacked score cell: `[0.28, 0.72]`."""
@@ -86,20 +84,27 @@ def _score(group: dict[str, Any], metric: str, mark: bool) -> str:
     return text
 
 
+def _n_cell(counts: dict[str, int]) -> str:
+    """The table's n: the questions its means cover (`4-6` when metrics differ)."""
+    values = sorted(set(counts.values())) or [0]
+    return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
+
+
 def _question_note(summary: dict[str, Any], metrics: list[str]) -> str:
-    counts = {
-        m: min(
-            (g["same_questions"]["scored"].get(m, 0) for g in summary["by_method"].values()),
-            default=0,
-        )
-        for m in metrics
-    }
-    if len(set(counts.values())) == 1:
-        where = f"the {next(iter(counts.values()), 0)} questions"
+    """Which questions the means (and the n column) cover, from the same counts."""
+    counts = common_counts(summary, metrics)
+    if len(set(counts.values())) <= 1:
+        k = next(iter(counts.values()), 0)
+        where = f"the {plural(k, 'question')}"
     else:
         where = "the questions (" + ", ".join(f"{_SHORT.get(m, m)} {k}" for m, k in counts.items())
         where += ")"
-    return f"Mean over {where} every method answered and the judge scored"
+    note = f"Mean over {where} every method answered and the judge scored (n)"
+    answers = {m: int(g.get("n", 0)) for m, g in summary["by_method"].items()}
+    if any(a != k for a in answers.values() for k in counts.values()):
+        note += " (answers per method: " + ", ".join(f"{m} {a}" for m, a in answers.items())
+        note += "; the others are left out so that every method is compared on the same ones)"
+    return note
 
 
 def _scores(summary: dict[str, Any], metrics: list[str], width: int) -> Table:
@@ -120,14 +125,14 @@ def _scores(summary: dict[str, Any], metrics: list[str], width: int) -> Table:
         table.add_column("n", justify="right", no_wrap=True)
         for m in metrics:
             table.add_column(escape(_SHORT.get(m, m)), justify="right", no_wrap=True)
+        n = _n_cell(common_counts(summary, metrics))
         for method in methods:
-            n = str(summary["by_method"][method]["n"])
             table.add_row(escape(method), n, *(escape(cell[(method, m)]) for m in metrics))
         return table
     table.add_column("metric", style="bold", no_wrap=True)
     for method in methods:
         table.add_column(escape(method), justify="right", no_wrap=True)
-    table.add_row("n", *(str(summary["by_method"][m]["n"]) for m in methods))
+    table.add_row("n", *(_n_cell(common_counts(summary, metrics)) for _ in methods))
     for m in metrics:
         table.add_row(escape(_SHORT.get(m, m)), *(escape(cell[(x, m)]) for x in methods))
     return table
@@ -322,6 +327,9 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
     why = why_table(summary)
     if why is not None:
         parts.append(why)
+    found = verdict(summary, metrics)
+    if found is not None:
+        parts.append(Text(found, style="bold"))
     return Group(*parts)
 
 

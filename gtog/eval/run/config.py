@@ -91,7 +91,8 @@ class JudgeConfig(_Strict):
     structured_output: bool = True
     """Ask for JSON output (`response_format: json_object`) where the model supports it."""
     prompts_dir: str | None = None
-    """A folder with <metric>.txt prompt files replacing the built-in ones."""
+    """A folder with <metric>.txt prompt files replacing the built-in ones (relative to
+    --root), or a built-in set by name: `builtin:local` (worded for the local model)."""
     trials: int = Field(default=1, ge=1, le=15)
     """Ask each judge this many times and score by majority (a tie is unscored); the
     `assertions` scorer asks about each assertion this many times."""

@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 __all__ = [
+    "BUILTIN_PROMPT_SETS",
     "EMBEDDING_METRICS",
     "assertion_prompt",
+    "builtin_prompts_dir",
     "judge_prompts",
     "load_judge_embedder",
     "load_judge_model",
@@ -116,11 +118,41 @@ def load_judge_embedder(
     return embedding_model_from_config(graphrag, model_id)
 
 
+BUILTIN = "builtin:"
+"""`judge.prompts_dir: builtin:<name>` names a prompt set shipped with gtog (works anywhere)."""
+
+BUILTIN_PROMPT_SETS: dict[str, tuple[str, str]] = {
+    "local": ("gtog.local", "judge_prompts"),
+}
+"""Built-in prompt set name -> (package, folder in it). `local`: worded for the 1.5B local
+model (docs/local_model.md, The judge)."""
+
+
+def builtin_prompts_dir(name: str) -> Path:
+    """The folder of the built-in prompt set `name` (KeyError when there is none)."""
+    from importlib import resources
+
+    package, folder = BUILTIN_PROMPT_SETS[name]
+    return Path(str(resources.files(package) / folder))
+
+
 def _prompts_dir(root: Path, config: EvalConfig, config_path: Path) -> Path | None:
-    prompts_dir = Path(config.judge.prompts_dir) if config.judge.prompts_dir else None
-    if prompts_dir is not None and not prompts_dir.is_absolute():
+    value = config.judge.prompts_dir
+    if not value:
+        return None
+    if value.startswith(BUILTIN):
+        name = value.removeprefix(BUILTIN)
+        if name not in BUILTIN_PROMPT_SETS:
+            known = ", ".join(BUILTIN + n for n in BUILTIN_PROMPT_SETS)
+            raise InputError(
+                f"{config_path}: judge.prompts_dir {value}: no such built-in prompt set "
+                f"(there is {known}; or give a folder)"
+            )
+        return builtin_prompts_dir(name)
+    prompts_dir = Path(value)
+    if not prompts_dir.is_absolute():
         prompts_dir = root / prompts_dir
-    if prompts_dir is not None and not prompts_dir.is_dir():
+    if not prompts_dir.is_dir():
         raise InputError(f"{config_path}: judge.prompts_dir {prompts_dir} is not a folder")
     return prompts_dir
 

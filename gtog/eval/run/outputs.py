@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from gtog.eval.report.publish import write_report
-from gtog.eval.results.records import MethodRecord, PairRecord
+from gtog.eval.results.records import MethodRecord, PairRecord, answer_key
 from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
 from gtog.eval.results.spend import cost_context
+from gtog.eval.results.verdict import plural
 from gtog.eval.results.views import QA_DIR, qa_reference, qa_responses, result_views
 from gtog.eval.run.state import EvalRun
 from gtog.files import write_json_atomic
 
-__all__ = ["write_outputs", "write_results"]
+__all__ = ["narrowed_by", "requested_summary", "write_outputs", "write_results"]
 
 
 def write_outputs(
@@ -64,3 +65,42 @@ def write_results(run: EvalRun) -> tuple[Path, Path]:
         status=run.status,
         pairs=[p for p in run.pairs_done if p.a in run.methods and p.b in run.methods],
     )
+
+
+def narrowed_by(run: EvalRun) -> str:
+    """The command's filters as it was given them: `--methods local, --limit 2`."""
+    o = run.options
+    parts = []
+    if o.methods:
+        parts.append(f"--methods {','.join(run.methods)}")
+    if o.index_keys:
+        parts.append(f"--index-key {','.join(o.index_keys)}")
+    if o.limit is not None:
+        parts.append(f"--limit {o.limit}")
+    if o.shard is not None:
+        parts.append(f"--shard {o.shard.label}")
+    return ", ".join(parts) or "this command's config"
+
+
+def requested_summary(run: EvalRun) -> tuple[dict, str] | None:
+    """The summary of just the (question, method) pairs this command asked for, and a line
+    saying so, when the output folder holds more (a narrower request into a finished or
+    bigger run); None when the folder holds only what was asked for.
+
+    Built in memory: the files in the folder are left as they are.
+    """
+    wanted = {answer_key(q.qid, m, e) for q, m, e in run.pairs}
+    if all(r.key in wanted for r in run.done):
+        return None
+    asked = [r for r in run.done if r.key in wanted]
+    methods = {(q.qid, m) for q, m, _ in run.pairs}
+    pairs = [p for p in run.pairs_done if (p.qid, p.a) in methods and (p.qid, p.b) in methods]
+    _, summary = result_views(
+        run.spec, asked, run.methods, stopped=run.stopped, status=run.status, pairs=pairs
+    )
+    held = len({r.key for r in run.done})
+    note = (
+        f"the table shows the {plural(len(asked), '(question, method) pair')} asked for "
+        f"({narrowed_by(run)}), of the {held} held in {run.output_dir}"
+    )
+    return summary, note

@@ -36,16 +36,20 @@ OUTPUT_OPTIONS = {"output", "out", "aggregates", "json_out"}
 PATH_NAMES = {"root", "config", "input", "reference", "responses", "output_dir", "dirs"}
 
 
-def page_commands(page: Path) -> list[list[str]]:
-    """The argument lists of `page`'s `gtog ...` commands, in order."""
+def page_commands(page: Path, *, new_folder: bool = False) -> list[list[str]]:
+    """The argument lists of `page`'s `gtog ...` commands, in order: those run in the
+    clone, or (`new_folder`) those of a block that starts by making a new folder (a study
+    of one's own: its paths are made by its own commands; see test_own_document.py)."""
     text = page.read_text(encoding="utf-8")
     lines = [
         line
         for block in re.findall(r"```bash\n(.*?)```", text, re.S)
         if not block.startswith("#!")  # a job script for a cluster, with its variables
+        and block.startswith("mkdir ") == new_folder
         for line in block.replace("\\\n", " ").splitlines()
     ]
-    lines += re.findall(r"- run: (gtog .*)", text)  # a CI workflow's steps
+    if not new_folder:
+        lines += re.findall(r"- run: (gtog .*)", text)  # a CI workflow's steps
     commands = []
     for line in lines:
         for part in line.split("&&"):
@@ -60,15 +64,16 @@ def readme_commands() -> list[list[str]]:
     return page_commands(README)
 
 
-def doc_commands() -> list[list[str]]:
+def doc_commands(*, new_folder: bool = False) -> list[list[str]]:
     """Every page's commands (README first), each once."""
     commands: list[list[str]] = []
     for page in PAGES:
-        commands += [c for c in page_commands(page) if c not in commands]
+        commands += [c for c in page_commands(page, new_folder=new_folder) if c not in commands]
     return commands
 
 
 COMMANDS = doc_commands()
+NEW_FOLDER_COMMANDS = doc_commands(new_folder=True)
 
 
 def needs_no_model(args: list[str]) -> bool:
@@ -102,6 +107,16 @@ def test_commands_are_parsed_down_to_the_one_that_runs() -> None:
     assert contexts[-1].params["output_dir"] == Path("eval/results")
     with pytest.raises(Exception, match="No such option"):
         parsed(["eval", "--no-such-flag"])
+
+
+@pytest.mark.parametrize("args", NEW_FOLDER_COMMANDS, ids=lambda a: " ".join(a)[:60])
+def test_each_new_folder_command_names_real_options(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new study's commands parse, in a folder where the earlier ones made `--root`."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / args[args.index("--root") + 1]).mkdir(exist_ok=True)
+    assert parsed(args)[-1].command is not None
 
 
 def test_pages_are_read_for_their_commands() -> None:
@@ -176,7 +191,7 @@ def test_documented_commands_that_need_no_model_run_as_written(
         .read_text()
         .replace("eval/indexes/lighthouse", str(example_indexes["lighthouse"]))
         .replace("eval/indexes/orchard", str(example_indexes["orchard"]))
-        .replace("prompts_dir: gtog/local/judge_prompts", "")
+        .replace("prompts_dir: builtin:local", "")
     )
     base = ["eval", "--root", ".", "--config", str(scripted), "--limit", "1", "-m", "local", "-q"]
     for extra in ([], *(["--shard", f"{i}/4"] for i in range(4))):

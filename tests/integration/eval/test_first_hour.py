@@ -92,6 +92,18 @@ def test_running_the_same_command_again_shows_the_results_with_no_calls(
     assert "nothing to run" in again.stderr and "0 LLM calls" in again.stderr
     assert "local" in again.stdout and "basic" in again.stdout  # the table again
     assert llm_server.log == []
+    # a narrower request into the finished folder: the table of what was asked for
+    narrower = gtog(*args[:-3], "--limit", "1", "--methods", "local", "-q")
+    assert narrower.returncode == 0, narrower.stderr
+    said = " ".join(narrower.stderr.split())
+    assert "the 1 (question, method) pair asked for is done" in said
+    assert (
+        "the table shows the 1 (question, method) pair asked for (--methods local, --index-key "
+        "lighthouse, --limit 1), of the 4 held in" in said
+    )
+    rows = [line.split()[0] for line in narrower.stdout.splitlines() if line.strip()]
+    assert "local" in rows and "basic" not in rows
+    assert llm_server.log == []
     other = gtog(*args[:-1], "--methods", "local", "-q", "--limit", "3")
     assert other.returncode == 2 and "already holds results" in other.stderr
 

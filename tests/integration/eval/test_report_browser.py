@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import struct
@@ -12,7 +13,7 @@ import pytest
 
 from tests.integration.eval.helpers import load_results, make_eval_root
 from tests.integration.eval.test_report import MARKUP_ANSWER, markup_rule
-from tests.support.browser import find_chromium, load_page, screenshot
+from tests.support.browser import find_chromium, layout_at, load_page, screenshot
 from tests.support.projects import gtog
 from tests.support.scripted_server import Fail, Rule, ScriptedServer
 
@@ -107,6 +108,21 @@ def test_report_in_headless_chromium(
     png = screenshot(CHROMIUM, page, tmp_path / "report.png")
     assert _png_size(png) == (1280, 2000)
     assert png.stat().st_size > 30_000  # a drawn page, not a blank one
+
+    # what the run found, in one line at the top: the terminal's line under its table
+    [line] = map(
+        html.unescape, re.findall(r'<p class="verdict" id="verdict">(.*?)</p>', loaded.dom)
+    )
+    assert line.startswith("Highest correctness: ") and "significantly better" in line
+    assert line in " ".join(result.stdout.split())
+
+    # a phone (400 px): the page never scrolls sideways; charts keep their size and
+    # scroll in their boxes (their text stays 12 px, not ~7), tables in theirs
+    narrow = layout_at(CHROMIUM, page, 400)
+    assert narrow.scroll_width <= narrow.client_width, narrow
+    assert narrow.chart_scales and min(narrow.chart_scales.values()) > 0.99, narrow
+    wide = layout_at(CHROMIUM, page, 1280)
+    assert wide.scroll_width <= wide.client_width, wide
 
     # a run that stopped early (metadata.run, from the summary): the banner says how far
     summary_path = root / "results" / "eval_results_summary.json"

@@ -87,3 +87,28 @@ def test_dataset_needs_a_path_or_files(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD.replace("dataset: {path: eval/qa.json}", "dataset: {}"))
     with pytest.raises(InputError, match=r"dataset\.path or dataset\.files"):
         load_eval_config(path)
+
+
+def test_builtin_prompt_set_works_from_any_folder(tmp_path: Path) -> None:
+    """`prompts_dir: builtin:local` names gtog's local judge prompts wherever the config is
+    copied (a path into the clone, `gtog/local/judge_prompts`, is not a folder elsewhere)."""
+    from gtog.eval.run.judging import judge_prompts
+    from gtog.eval.scoring import load_prompts
+
+    local = Path(__file__).resolve().parents[3] / "gtog" / "local" / "judge_prompts"
+    study = tmp_path / "my-study"
+    study.mkdir()
+    path = write(study, GOOD.replace("temperature: 0.0}", "prompts_dir: builtin:local}"))
+    prompts = judge_prompts(study, load_eval_config(path), path)
+    assert prompts.templates == load_prompts(local).templates
+    assert prompts.templates != load_prompts(None).templates
+
+    (study / "mine").mkdir()  # a plain folder keeps working, relative to --root
+    (study / "mine" / "correctness.txt").write_text("Q {question} R {ground_truth} A {predicted}")
+    path = write(study, GOOD.replace("temperature: 0.0}", "prompts_dir: mine}"))
+    mine = judge_prompts(study, load_eval_config(path), path)
+    assert mine.templates["correctness"].startswith("Q {question}")
+
+    path = write(study, GOOD.replace("temperature: 0.0}", "prompts_dir: builtin:nope}"))
+    with pytest.raises(InputError, match=r"judge.prompts_dir builtin:nope: no such built-in"):
+        judge_prompts(study, load_eval_config(path), path)
