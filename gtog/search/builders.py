@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from graphrag.query.structured_search.base import SearchResult
 from graphrag.query.structured_search.basic_search.search import BasicSearch
 
+from gtog._internals import model_config_of, wrap_global_map_batches
 from gtog.errors import InputError
 from gtog.search.drift import FreshDrift
 from gtog.search.metering import MeteredCompletion, meter_model, stage
@@ -44,12 +46,12 @@ def _gated(engine: Any) -> Any:
     cache and limits)."""
     from gtog.llm import gated_completion, gated_embedding
 
-    config = getattr(engine.model, "_model_config", None)
+    config = model_config_of(engine.model)
     if config is not None:
         engine.model = gated_completion(config)
     builder = getattr(engine, "context_builder", None)
     embedder = getattr(builder, "text_embedder", None)
-    embedding_config = getattr(embedder, "_model_config", None)
+    embedding_config = model_config_of(embedder)
     if embedding_config is not None:
         gated = gated_embedding(embedding_config)
         builder.text_embedder = gated
@@ -267,15 +269,17 @@ async def build_global(project: Project, options: dict[str, Any]) -> SearchEngin
     )
     _gated(engine)
     model_id = gs.completion_model_id
-    inner, model_config = engine.model, engine.model._model_config
+    inner, model_config = engine.model, model_config_of(engine.model)
     engine.model = MeteredCompletion(inner, model_config, model_id, "reduce")
-    batch = engine._map_response_single_batch
 
-    async def map_batch(*args: Any, **kwargs: Any) -> Any:
-        with stage("map"):  # each batch runs in a task of its own
-            return await batch(*args, **kwargs)
+    def in_map_stage(batch: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def map_batch(*args: Any, **kwargs: Any) -> Any:
+            with stage("map"):  # each batch runs in a task of its own
+                return await batch(*args, **kwargs)
 
-    engine._map_response_single_batch = map_batch  # type: ignore[method-assign]
+        return map_batch
+
+    wrap_global_map_batches(engine, in_map_stage)
     selection = getattr(engine.context_builder, "dynamic_community_selection", None)
     if selection is not None:
         selection.model = MeteredCompletion(inner, model_config, model_id, "selection")

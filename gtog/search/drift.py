@@ -9,6 +9,7 @@ from typing import Any
 
 from graphrag.query.structured_search.base import SearchResult
 
+from gtog._internals import model_config_of, seed_drift_primer, set_drift_models
 from gtog.hashing import stable_hash
 from gtog.search.metering import MeteredCompletion, PrefetchingCompletion
 from gtog.search.offloop import OffLoopSearch, QueryEmbedder
@@ -40,13 +41,6 @@ class _ChoiceByQuestion:
         return getattr(secrets, name)
 
 
-def _seed_drift_primer() -> None:
-    from graphrag.query.structured_search.drift_search import primer
-
-    if not isinstance(getattr(primer, "secrets", None), _ChoiceByQuestion):
-        primer.secrets = _ChoiceByQuestion()  # type: ignore[attr-defined]
-
-
 class FreshDrift:
     """DRIFT with a new search state per question.
 
@@ -57,7 +51,7 @@ class FreshDrift:
     """
 
     def __init__(self, engine: Any, model_id: str) -> None:
-        inner, config = engine.model, engine.model._model_config
+        inner, config = engine.model, model_config_of(engine.model)
         builder = engine.context_builder
         embedder = QueryEmbedder(builder.text_embedder)
         builder.text_embedder = embedder
@@ -68,7 +62,7 @@ class FreshDrift:
             stage: MeteredCompletion(inner, config, model_id, stage)
             for stage in ("primer", "action", "reduce")
         }
-        _seed_drift_primer()
+        seed_drift_primer(_ChoiceByQuestion())
 
     async def search(self, query: str) -> SearchResult:
         """One DRIFT search from a fresh state."""
@@ -79,8 +73,7 @@ class FreshDrift:
             context_builder=self._builder,
             tokenizer=self._tokenizer,
         )
-        engine.primer.chat_model = self._models["primer"]  # type: ignore[assignment]
-        engine.local_search.model = self._models["action"]  # type: ignore[assignment]
+        set_drift_models(engine, self._models["primer"], self._models["action"])
         engine.local_search = OffLoopSearch(engine.local_search)  # type: ignore[assignment]
         token = _drift_query.set(query)
         try:

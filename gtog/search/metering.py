@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from gtog._internals import model_config_of
 from gtog.llm import ChatModel, current_meter
 from gtog.search.offloop import QueryEmbedder, prefetched_embedding
 
@@ -66,7 +67,8 @@ class MeteredCompletion:
         self._chat = ChatModel(inner, config, model_id=model_id)
         self._inner = inner
         self._category = category
-        self._model_config = config
+        self.model_config = config
+        """The `ModelConfig` of the wrapped model (graphrag_llm keeps its own private)."""
 
     @property
     def tokenizer(self) -> Any:
@@ -138,7 +140,7 @@ async def _replay(text: str) -> AsyncIterator[Any]:
 
 def meter_model(engine: Any, model_id: str) -> None:
     """Replace `engine.model` with its metered stand-in."""
-    model_config = engine.model._model_config if hasattr(engine.model, "_model_config") else None
+    model_config = model_config_of(engine.model)
     if model_config is None:
         raise RuntimeError("cannot meter a model without its ModelConfig")
     engine.model = MeteredCompletion(engine.model, model_config, model_id)

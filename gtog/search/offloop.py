@@ -25,6 +25,7 @@ from typing import Any
 
 from graphrag.query.structured_search.base import SearchResult
 
+from gtog._internals import model_config_of
 from gtog.llm import meter_embedding
 from gtog.llm.ahead import take_ahead
 
@@ -164,7 +165,7 @@ class QueryEmbedder:
             return ready[1]
         response = None
         if set(kwargs) == {"input"}:
-            response = take_ahead(getattr(self.inner, "_model_config", None), kwargs["input"])
+            response = take_ahead(model_config_of(self.inner), kwargs["input"])
         if response is None:
             response = self.inner.embedding(**kwargs)
         count_embedding(self.inner, response, kwargs.get("input"))
@@ -173,7 +174,7 @@ class QueryEmbedder:
     async def embed_async(self, text: str) -> Any:
         """Embed one text with the model's async call (or take the run's preflight
         embedding of it), counted in the current meter."""
-        response = take_ahead(getattr(self.inner, "_model_config", None), [text])
+        response = take_ahead(model_config_of(self.inner), [text])
         if response is None:
             response = await self.inner.embedding_async(input=[text])
         count_embedding(self.inner, response, [text])
@@ -236,7 +237,7 @@ class OffLoopSearch:
 
 def count_embedding(model: Any, response: Any, texts: Any) -> None:
     """Count a graphrag_llm embedding request in the current question's meter."""
-    config = getattr(model, "_model_config", None)
+    config = model_config_of(model)
     if config is None:
         return
     listed = [texts] if isinstance(texts, str) else [str(t) for t in texts or []]

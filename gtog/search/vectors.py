@@ -22,6 +22,8 @@ from graphrag_vectors.vector_store import (
     VectorStoreSearchResult,
 )
 
+from gtog._internals import vector_row_data
+
 __all__ = ["MAX_BYTES", "MemoryVectors", "in_memory"]
 
 logger = logging.getLogger(__name__)
@@ -71,7 +73,7 @@ class MemoryVectors(VectorStore):
                     document=VectorStoreDocument(
                         id=row[inner.id_field],
                         vector=self._matrix[i].tolist() if include_vectors else None,
-                        data=inner._extract_data(row, select),  # type: ignore[attr-defined]
+                        data=vector_row_data(inner, row, select),
                         create_date=row.get(inner.create_date_field),
                         update_date=row.get(inner.update_date_field),
                     ),

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
+from gtog._internals import swapped_default_executor
 from gtog.errors import FatalRunError, describe_exception
 from gtog.eval.dataset import QAItem
 from gtog.eval.results.currency import searched_elsewhere
@@ -336,17 +337,15 @@ def _run_environment(loop: asyncio.AbstractEventLoop, concurrency: int) -> Itera
     released as the run goes). A caller that froze its heap itself keeps it frozen.
     """
     pool = ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="gtog-eval")
-    previous = getattr(loop, "_default_executor", None)  # asyncio has no public getter
-    loop.set_default_executor(pool)
     freeze = gc.get_freeze_count() == 0
     if freeze:
         gc.freeze()
     try:
-        yield
+        with swapped_default_executor(loop, pool):
+            yield
     finally:
         if freeze:
             gc.unfreeze()
-        loop._default_executor = previous  # type: ignore[attr-defined]
         pool.shutdown(wait=False)
 
 

@@ -1,0 +1,132 @@
+"""Every private attribute gtog reaches into, of graphrag, graphrag_llm and asyncio, in one place.
+
+graphrag has no public way to do these; each function names what it needs, so a graphrag
+release that moves one fails `tests/unit/core/test_internals.py` with the name, not a run
+with an AttributeError deep in a search. No other gtog module touches a private name of
+graphrag's (a test checks that too). `PRIVATE_NAMES` lists them.
+
+- `model_config_of`: the `ModelConfig` a graphrag_llm model was made from
+  (`LiteLLMCompletion._model_config`, `LiteLLMEmbedding._model_config`); gtog's own model
+  stand-ins carry theirs as the public `model_config`.
+- `wrap_global_map_batches`: `GlobalSearch._map_response_single_batch`, wrapped so each map
+  batch's calls are metered as the map stage (graphrag runs them as tasks of their own).
+- `seed_drift_primer`: the `secrets` module graphrag's DRIFT primer draws its template
+  report from, replaced so the draw is made by the question (reproducible runs).
+- `set_drift_models`: DRIFT's primer and local-search models, which `DRIFTSearch` builds
+  itself from the one model it is given (metered as stages of their own).
+- `vector_row_data`: a graphrag vector store's `_extract_data` (LanceDB's), a row's data fields.
+- `swapped_default_executor`: asyncio's `loop._default_executor` (no public getter), put back
+  after a run that set its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import Executor
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = [
+    "PRIVATE_NAMES",
+    "check_internals",
+    "model_config_of",
+    "seed_drift_primer",
+    "set_drift_models",
+    "swapped_default_executor",
+    "vector_row_data",
+    "wrap_global_map_batches",
+]
+
+PRIVATE_NAMES = (
+    "_model_config",
+    "_map_response_single_batch",
+    "_extract_data",
+    "_default_executor",
+)
+"""The private attribute names used here and nowhere else in gtog."""
+
+
+def model_config_of(model: Any) -> Any | None:
+    """The `ModelConfig` `model` was made from, or None (a model that is neither graphrag_llm's
+    nor one of gtog's stand-ins)."""
+    own = getattr(model, "model_config", None)
+    if own is not None:
+        return own
+    return getattr(model, "_model_config", None)
+
+
+def wrap_global_map_batches(
+    engine: Any, wrap: Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]
+) -> None:
+    """Replace `engine`'s (a graphrag `GlobalSearch`) map-batch coroutine by `wrap(it)`."""
+    engine._map_response_single_batch = wrap(engine._map_response_single_batch)
+
+
+def seed_drift_primer(choice: Any) -> None:
+    """Make graphrag's DRIFT primer draw with `choice` (an object with `secrets`' `choice`),
+    once per process (an instance of the same type already there is kept)."""
+    from graphrag.query.structured_search.drift_search import primer
+
+    if not isinstance(getattr(primer, "secrets", None), type(choice)):
+        primer.secrets = choice  # type: ignore[attr-defined]
+
+
+def set_drift_models(engine: Any, primer: Any, action: Any) -> None:
+    """Give a graphrag `DRIFTSearch` its primer's and its local actions' models."""
+    engine.primer.chat_model = primer
+    engine.local_search.model = action
+
+
+def vector_row_data(store: Any, row: dict[str, Any], select: Any) -> dict[str, Any]:
+    """A stored row's data fields, as graphrag's vector store (`LanceDBVectorStore`) reads them."""
+    return store._extract_data(row, select)
+
+
+@contextmanager
+def swapped_default_executor(loop: asyncio.AbstractEventLoop, pool: Executor) -> Iterator[None]:
+    """`pool` as `loop`'s default executor while the block runs; the previous one after."""
+    previous = getattr(loop, "_default_executor", None)
+    loop.set_default_executor(pool)
+    try:
+        yield
+    finally:
+        loop._default_executor = previous  # type: ignore[attr-defined]
+
+
+def check_internals() -> list[str]:
+    """What the installed graphrag, graphrag_llm and asyncio no longer have of what this
+    module uses (empty when all is there)."""
+    import inspect
+
+    from graphrag.query.structured_search.drift_search import primer
+    from graphrag.query.structured_search.drift_search.search import DRIFTSearch
+    from graphrag.query.structured_search.global_search.search import GlobalSearch
+    from graphrag_llm.completion.lite_llm_completion import LiteLLMCompletion
+    from graphrag_llm.embedding.lite_llm_embedding import LiteLLMEmbedding
+    from graphrag_vectors.lancedb import LanceDBVectorStore
+
+    missing = []
+    for cls in (LiteLLMCompletion, LiteLLMEmbedding):
+        if "self._model_config" not in inspect.getsource(cls.__init__):
+            missing.append(f"{cls.__module__}.{cls.__name__}._model_config")
+    if not inspect.iscoroutinefunction(getattr(GlobalSearch, "_map_response_single_batch", None)):
+        missing.append(f"{GlobalSearch.__module__}.GlobalSearch._map_response_single_batch")
+    if not callable(getattr(getattr(primer, "secrets", None), "choice", None)):
+        missing.append(f"{primer.__name__}.secrets (with a choice function)")
+    init = inspect.getsource(DRIFTSearch.__init__)
+    if "self.primer" not in init or "self.local_search" not in init:
+        missing.append(f"{DRIFTSearch.__module__}.DRIFTSearch.primer / .local_search")
+    else:
+        primer_init = inspect.getsource(primer.DRIFTPrimer.__init__)
+        if "self.chat_model" not in primer_init:
+            missing.append(f"{primer.__name__}.DRIFTPrimer.chat_model")
+    if not callable(getattr(LanceDBVectorStore, "_extract_data", None)):
+        missing.append(f"{LanceDBVectorStore.__module__}.LanceDBVectorStore._extract_data")
+    loop = asyncio.new_event_loop()
+    try:
+        if not hasattr(loop, "_default_executor"):
+            missing.append("asyncio's loop._default_executor")
+    finally:
+        loop.close()
+    return missing
