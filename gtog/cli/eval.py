@@ -114,8 +114,9 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
     """Run with logs captured and a progress bar; write results; return the exit code."""
     from gtog.cli.progress import run_with_progress
     from gtog.eval.run import write_results
+    from gtog.eval.run.pairwise import pairs_todo
 
-    todo, to_judge, to_compare = run.todo, run.to_judge, run.pairs_todo
+    todo, to_judge, to_compare = run.todo, run.to_judge, pairs_todo(run)
     judging = f", {len(to_judge)} to re-judge" if to_judge else ""
     if to_compare:
         judging += f", {len(to_compare)} comparisons ready"

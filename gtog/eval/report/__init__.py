@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from gtog.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from gtog.eval.report.models import PageData
     from gtog.eval.report.page import page_data
+    from gtog.eval.report.pagedata import PageData
     from gtog.eval.report.publish import REPORT_NAME, write_report
 
 _EXPORTS = {
-    "PageData": "gtog.eval.report.models",
+    "PageData": "gtog.eval.report.pagedata",
     "page_data": "gtog.eval.report.page",
     "REPORT_NAME": "gtog.eval.report.publish",
     "write_report": "gtog.eval.report.publish",

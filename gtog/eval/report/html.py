@@ -33,7 +33,8 @@ from markupsafe import Markup
 
 from gtog.eval.report.bars import error_bars, heat_map, score_bars, stage_bars
 from gtog.eval.report.groups import NONE
-from gtog.eval.report.models import SIGNIFICANCE, CostPoint, PageData
+from gtog.eval.report.models import SIGNIFICANCE, CostPoint
+from gtog.eval.report.pagedata import PageData
 from gtog.eval.report.pairs import SHADES
 from gtog.eval.report.scatter import cost_scatter, spread_chart
 from gtog.eval.report.svg import method_colors

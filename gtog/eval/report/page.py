@@ -31,12 +31,12 @@ from gtog.eval.report.models import (
     HeatCell,
     Mean,
     MetricScore,
-    PageData,
     Question,
     RunStatus,
     WhyRow,
 )
 from gtog.eval.report.noise import noise_view
+from gtog.eval.report.pagedata import PageData
 from gtog.eval.report.questions import (
     answers_of,
     error_counts,

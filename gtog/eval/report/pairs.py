@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from gtog.eval.report.models import SIGNIFICANCE
-from gtog.eval.results.pairwise import POSITION_CONSISTENCY
+from gtog.eval.results.pairwise import POSITION_CONSISTENCY, SIGNIFICANCE
 
 __all__ = [
     "POSITION_BIAS",

@@ -21,18 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gtog.dotted import MISSING, context_text, pick
 from gtog.errors import InputError
 from gtog.eval.dataset import QAItem
-
-if TYPE_CHECKING:
-    from gtog.eval.run.methods import RunMethod
 
 __all__ = [
     "FIELDS",
@@ -41,6 +39,8 @@ __all__ = [
     "AnswerBook",
     "AnswerLine",
     "AnswersFile",
+    "AnswersSource",
+    "HasAnswers",
     "file_hash",
     "load_answers",
 ]
@@ -276,10 +276,34 @@ def _match(lines: list[tuple[str, AnswerLine]], items: list[QAItem], path: Path)
     return book
 
 
-def load_answers(methods: dict[str, RunMethod], items: list[QAItem]) -> dict[str, AnswerBook]:
+def load_answers(methods: Mapping[str, HasAnswers], items: list[QAItem]) -> dict[str, AnswerBook]:
     """Read and match every answers file of the run (InputError on a malformed line)."""
     return {
         name: _match(_read(m.answers.path, m.answers.how), items, m.answers.path)
         for name, m in methods.items()
         if m.answers is not None
     }
+
+
+@dataclass(frozen=True)
+class AnswersSource:
+    """An answers file and how to read it."""
+
+    path: Path
+    how: AnswersFile = field(default_factory=lambda: AnswersFile(path=""))
+
+    def spec(self) -> dict[str, str]:
+        """What the answers depend on (format and fields only when not gtog's own)."""
+        out = {"answers": str(self.path), "hash": file_hash(self.path)}
+        if self.how.format != "gtog" or self.how.fields:
+            out.update(format=self.how.format, fields=dict(sorted(self.how.fields.items())))
+        return out
+
+
+class HasAnswers(Protocol):
+    """A run's method as `load_answers` reads it: its answers file, if it has one."""
+
+    @property
+    def answers(self) -> AnswersSource | None:
+        """The answers file the method's answers come from (None: not read from a file)."""
+        ...

@@ -16,6 +16,7 @@ from gtog.eval.results.spec import (
     spec_changes,
 )
 from gtog.eval.results.spend import SPEND_NAME
+from gtog.eval.run.pairwise import pairs_todo
 from gtog.eval.run.state import EvalRun
 
 __all__ = ["open_output"]
@@ -72,7 +73,7 @@ def open_output(run: EvalRun) -> None:
             if not spec_changes(c.spec, run.spec):
                 run.done, run.pairs_done, run.intact_bytes = c.records, c.pairs, c.intact
                 run.mode = "resume"
-                if not run.todo and not run.to_judge and not run.pairs_todo:
+                if not run.todo and not run.to_judge and not pairs_todo(run):
                     run.mode = "complete"
                     return
         raise InputError(

@@ -16,29 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from gtog.errors import InputError
-from gtog.eval.run.answers import AnswersFile
+from gtog.eval.run.answers import AnswersSource
 from gtog.eval.run.config import EvalConfig, check_name
 from gtog.search import METHODS, Method, load_plugin_methods, method_entry
 from gtog.search.endpoints import HttpEndpoint
 
 __all__ = ["AnswersSource", "RunMethod", "resolve_methods"]
-
-
-@dataclass(frozen=True)
-class AnswersSource:
-    """An answers file and how to read it."""
-
-    path: Path
-    how: AnswersFile = field(default_factory=lambda: AnswersFile(path=""))
-
-    def spec(self) -> dict[str, str]:
-        """What the answers depend on (format and fields only when not gtog's own)."""
-        from gtog.eval.run.answers import file_hash
-
-        out = {"answers": str(self.path), "hash": file_hash(self.path)}
-        if self.how.format != "gtog" or self.how.fields:
-            out.update(format=self.how.format, fields=dict(sorted(self.how.fields.items())))
-        return out
 
 
 _VARIANT_KEYS = frozenset({"method", "response_type"})

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gtog.errors import InputError
+from gtog.eval.results.currency import searched_elsewhere
 from gtog.eval.results.records import (
     AnswerKey,
     MethodRecord,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from gtog.eval.run.state import EvalRun
     from gtog.llm import ChatModel
 
-__all__ = ["PairQueue", "answers_hash", "plan_pairwise"]
+__all__ = ["PairQueue", "answers_hash", "pairs_todo", "plan_pairwise"]
 
 
 def _pairs(config: EvalConfig, config_path: Path, methods: list[str]) -> list[tuple[str, str]]:
@@ -174,3 +175,18 @@ class PairQueue:
         )
         self.done[record.key] = record
         return record
+
+
+def pairs_todo(run: EvalRun) -> list[tuple[str, str, str, str]]:
+    """(question id, criterion, a, b) comparisons `run` has left with the answers at hand."""
+    if run.spec.pairwise is None or run.options.skip_judges:
+        return []
+    queue = PairQueue(run)
+    wanted = {answer_key(q.qid, m, e) for q, m, e in run.pairs}
+    out = []
+    for r in run.done:
+        if run.subset is not None and r.qid not in run.subset:
+            continue
+        if r.key in wanted and not searched_elsewhere(run.spec, r):
+            out += [(r.qid, *k) for k in queue.add(r)]
+    return out

@@ -164,23 +164,6 @@ class EvalRun:
                 out.append(r)
         return out
 
-    @property
-    def pairs_todo(self) -> list[tuple[str, str, str, str]]:
-        """(question id, criterion, a, b) comparisons left with the answers at hand."""
-        from gtog.eval.run.pairwise import PairQueue
-
-        if self.spec.pairwise is None or self.options.skip_judges:
-            return []
-        queue = PairQueue(self)
-        wanted = {answer_key(q.qid, m, e) for q, m, e in self.pairs}
-        out = []
-        for r in self.done:
-            if self.subset is not None and r.qid not in self.subset:
-                continue
-            if r.key in wanted and not searched_elsewhere(self.spec, r):
-                out += [(r.qid, *k) for k in queue.add(r)]
-        return out
-
     def close(self) -> None:
         """Release the output folder."""
         if self.lock is not None:

@@ -9,15 +9,14 @@ a `ScoringSetup` (the judge model, prompts and sampling of the run) by the facto
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from gtog.eval.dataset import QAItem
-    from gtog.eval.scoring.judges import PromptSet
-    from gtog.eval.scoring.pairwise import PairJudgement
     from gtog.llm import ChatModel, EmbeddingModel
 
 __all__ = [
@@ -25,11 +24,15 @@ __all__ = [
     "SCORERS",
     "AssertionVerdict",
     "Judgement",
+    "PairCall",
+    "PairJudgement",
     "PairScorer",
+    "PromptSet",
     "Scorer",
     "ScorerBase",
     "ScorerFactory",
     "ScoringSetup",
+    "Winner",
     "is_binary_metric",
     "is_metered",
     "register_scorer",
@@ -189,3 +192,56 @@ def uses_llm(metric: str) -> bool:
     """Whether `metric` is scored by an LLM judge (an unknown one: no)."""
     factory = SCORERS.get(metric)
     return bool(factory is not None and factory.uses_llm)
+
+
+Winner = Literal["a", "b", "tie"]
+
+
+class PairCall(BaseModel):
+    """One judge call: the order asked, what the judge said, and for whom that was."""
+
+    order: Literal["ab", "ba"]
+    """`ab`: answer a shown first; `ba`: answer b shown first."""
+    said: int | None = None
+    """The judge's `winner` (1, 2 or 0); None when the call gave no usable reply."""
+    winner: Winner | None = None
+    reason: str | None = None
+    error: str | None = None
+
+
+class PairJudgement(BaseModel):
+    """A comparison of two answers on one criterion: a verdict, or an error (unscored)."""
+
+    winner: Winner | None = None
+    error: str | None = None
+    orders_agree: bool | None = None
+    """Both orders gave the same verdict (False: the judge followed the position)."""
+    calls: list[PairCall] = Field(default_factory=list)
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    cached_calls: int = 0
+    """Calls replayed from the model-call cache (also in `llm_calls`)."""
+    usd_saved: float = 0.0
+    """What the replayed calls cost when first made (in `cost_usd` too)."""
+
+    @property
+    def score(self) -> float | None:
+        """Answer a's score: 1 for a win, 0.5 for a tie, 0 for a loss; None when unscored."""
+        return None if self.winner is None else {"a": 1.0, "tie": 0.5, "b": 0.0}[self.winner]
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The judge prompt templates of a run, and a hash that identifies them."""
+
+    templates: dict[str, str]
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of every template (a changed prompt is a different judge)."""
+        h = hashlib.sha256()
+        for name in sorted(self.templates):
+            h.update(name.encode() + b"\0" + self.templates[name].encode() + b"\0")
+        return h.hexdigest()[:16]

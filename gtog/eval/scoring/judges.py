@@ -10,8 +10,6 @@ fails records an error ("unscored"), never a score.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, field_validator
 
 from gtog.errors import InputError, describe_exception
-from gtog.eval.scoring.base import Judgement, ScorerBase, register_scorer
+from gtog.eval.scoring.base import Judgement, PromptSet, ScorerBase, register_scorer
 from gtog.llm import ChatModel, UsageMeter, ask_json, fatal_reason, metering, parse_json_reply
 from gtog.llm.cache import draw
 from gtog.llm.replies import exact_choice, optional_text
@@ -77,21 +75,6 @@ class Verdict(BaseModel):
 
 class JudgeParseError(ValueError):
     """A judge reply without an explicit 0/1 score."""
-
-
-@dataclass(frozen=True)
-class PromptSet:
-    """The judge prompt templates of a run, and a hash that identifies them."""
-
-    templates: dict[str, str]
-
-    @property
-    def fingerprint(self) -> str:
-        """Hash of every template (a changed prompt is a different judge)."""
-        h = hashlib.sha256()
-        for name in sorted(self.templates):
-            h.update(name.encode() + b"\0" + self.templates[name].encode() + b"\0")
-        return h.hexdigest()[:16]
 
 
 def load_prompts(prompts_dir: Path | None = None) -> PromptSet:

@@ -21,10 +21,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, field_validator
 
 from gtog.errors import InputError, describe_exception
-from gtog.eval.scoring.base import ScoringSetup
+from gtog.eval.scoring.base import PairCall, PairJudgement, ScoringSetup, Winner
 from gtog.llm import ask_json, fatal_reason, metering
 from gtog.llm.cache import draw
 from gtog.llm.replies import exact_choice, optional_text
@@ -70,8 +70,6 @@ DEFAULT_CRITERIA = ("comprehensiveness", "diversity", "empowerment", "relevance"
 PAIR_FIELDS = ("question", "criterion", "criterion_description", "answer_1", "answer_2")
 """The placeholders the pairwise prompt must use."""
 
-Winner = Literal["a", "b", "tie"]
-
 
 class PairVerdict(BaseModel):
     """A pairwise judge reply: which answer is better (1 or 2; 0 = neither) and why."""
@@ -88,41 +86,6 @@ class PairVerdict(BaseModel):
     @classmethod
     def _text(cls, value: Any) -> Any:
         return optional_text(value)
-
-
-class PairCall(BaseModel):
-    """One judge call: the order asked, what the judge said, and for whom that was."""
-
-    order: Literal["ab", "ba"]
-    """`ab`: answer a shown first; `ba`: answer b shown first."""
-    said: int | None = None
-    """The judge's `winner` (1, 2 or 0); None when the call gave no usable reply."""
-    winner: Winner | None = None
-    reason: str | None = None
-    error: str | None = None
-
-
-class PairJudgement(BaseModel):
-    """A comparison of two answers on one criterion: a verdict, or an error (unscored)."""
-
-    winner: Winner | None = None
-    error: str | None = None
-    orders_agree: bool | None = None
-    """Both orders gave the same verdict (False: the judge followed the position)."""
-    calls: list[PairCall] = Field(default_factory=list)
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
-    cached_calls: int = 0
-    """Calls replayed from the model-call cache (also in `llm_calls`)."""
-    usd_saved: float = 0.0
-    """What the replayed calls cost when first made (in `cost_usd` too)."""
-
-    @property
-    def score(self) -> float | None:
-        """Answer a's score: 1 for a win, 0.5 for a tie, 0 for a loss; None when unscored."""
-        return None if self.winner is None else {"a": 1.0, "tie": 0.5, "b": 0.0}[self.winner]
 
 
 def load_pairwise_prompt(prompts_dir: Path | None = None) -> str:
