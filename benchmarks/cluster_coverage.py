@@ -34,7 +34,7 @@ from recording import add_record_flag, write_results
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from gtog.eval.results.clustered import MIN_CLUSTERS  # noqa: E402
+from gtog.eval.results._clustered import MIN_CLUSTERS  # noqa: E402
 from tests.support.cluster_coverage import Scenario, coverage, false_alarms  # noqa: E402
 
 TARGET = 0.93

@@ -35,7 +35,7 @@ from scipy import stats
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from gtog.eval.results.statistics import (  # noqa: E402
+from gtog.eval.results._statistics import (  # noqa: E402
     MIN_FRACTIONAL_N,
     Interval,
     sample_moments,

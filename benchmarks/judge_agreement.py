@@ -12,7 +12,7 @@ agreement is the figure to quote. Results go to judge_agreement.json, or
 judge_agreement_<suffix>.json for judge_cases_<suffix>.json.
 
 Starts the local model server (the gtog[local] extra), judges the labelled cases in
-benchmarks/data/judge_cases.json with `gtog.eval.run.judge_check` (the library behind
+benchmarks/data/judge_cases.json with `gtog.eval.run._judge_check` (the library behind
 `gtog judge-check`: JSON mode, temperature 0, as `gtog eval` does), and writes accuracy,
 Cohen's kappa with its 95% interval, the confusion matrix and the wall time per prompt
 set to benchmarks/out/judge_agreement.json (with `--record`: benchmarks/results/).
@@ -37,9 +37,9 @@ DEFAULT_PROMPTS = REPO / "gtog" / "local" / "judge_prompts"
 
 
 async def _score(prompts_dir: Path, info: Any, cases_path: Path) -> dict[str, Any]:
-    from gtog.eval.run.judge_check import agreement, judge_cases, load_cases
-    from gtog.eval.scoring.judges import load_prompts
-    from gtog.local.clients import local_chat_model
+    from gtog.eval.run._judge_check import agreement, judge_cases, load_cases
+    from gtog.eval.scoring._judges import load_prompts
+    from gtog.local._clients import local_chat_model
 
     cases = load_cases(cases_path)
     source = {c["id"]: c["source"] for c in json.loads(cases_path.read_text())["cases"]}

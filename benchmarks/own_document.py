@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else None
     verdict = None
     if summary is not None:
-        from gtog.eval.results.verdict import verdict as verdict_of
+        from gtog.eval.results._verdict import verdict as verdict_of
 
         verdict = verdict_of(summary)
     result = {

@@ -15,7 +15,7 @@ import json
 import random
 from typing import Any
 
-from gtog.qa.aggregation import METRICS
+from gtog.qa._aggregation import METRICS
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 SPARQL_JSON = "application/sparql-results+json"

@@ -38,8 +38,8 @@ def _bytes(parts: list[str]) -> int:
 
 def measure(out: Path) -> dict:
     """Sizes of `out/report.html` and of pages rendered from `out`'s JSON."""
-    from gtog.eval.report.html import render_page
-    from gtog.eval.report.page import page_data
+    from gtog.eval.report._html import render_page
+    from gtog.eval.report._page import page_data
 
     html = (out / "report.html").read_text(encoding="utf-8")
     detailed = json.loads((out / "eval_results_detailed.json").read_text(encoding="utf-8"))

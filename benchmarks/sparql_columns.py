@@ -24,7 +24,7 @@ from typing import Any
 
 from recording import add_record_flag, write_results
 
-from gtog.qa.sparql import BudgetExceeded, Table, match_columns, match_columns_bruteforce
+from gtog.qa._sparql import BudgetExceeded, Table, match_columns, match_columns_bruteforce
 
 RESULTS = "sparql_columns.json"
 CASES = [(m, n) for m in (3, 4, 5, 6) for n in (6, 8, 10)]

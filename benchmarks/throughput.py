@@ -67,7 +67,7 @@ EXAMPLE_QA = REPO / "eval" / "qa_eval.json"
 STAGES: list[tuple[str, tuple[str, ...]]] = [
     (
         "startup",
-        ("_find_and_load", "gtog/eval/run/preparation.py:prepare", "build_engine", "load_project"),
+        ("_find_and_load", "gtog/eval/run/_preparation.py:prepare", "build_engine", "load_project"),
     ),
     ("context building", ("build_context", "map_query_to_entities", "lancedb/")),
     ("search (other)", ("Tokenizer.encode",)),  # graphrag's own token estimates
@@ -176,7 +176,7 @@ def run_method(
     processes: int = 1,
 ) -> dict[str, Any]:
     """One `gtog eval -m METHOD` run (or `processes` shards at once, then merged)."""
-    from gtog.eval.run.merge import merge_runs
+    from gtog.eval.run._merge import merge_runs
 
     # startup CPU (imports, engines): a one-question run, subtracted from the full run's
     _, startup_cpu = _spawn(

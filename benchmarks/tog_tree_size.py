@@ -38,7 +38,7 @@ def _size(exploration: object, paths: object) -> int:
 
 def _bound(width: int, depth: int) -> int:
     """Bytes of the largest tree the caps allow (long names, every slot filled)."""
-    from gtog.tog.trace import MAX_SHOWN, PATH_CHARS, RELATION_CHARS
+    from gtog.tog._trace import MAX_SHOWN, PATH_CHARS, RELATION_CHARS
 
     name = "X" * 40
     nodes = [
@@ -69,10 +69,10 @@ def main() -> None:
     add_record_flag(parser)
     args = parser.parse_args()
 
-    from gtog.llm import run_sync
-    from gtog.project import load_project
+    from gtog._project import load_project
+    from gtog.llm._models import run_sync
     from gtog.search import build_engine, run_search
-    from gtog.tog.trace import exploration_json
+    from gtog.tog._trace import exploration_json
     from tests.support.projects import subprocess_env
     from tests.support.scripted_server import ScriptedServer
     from tests.support.synthetic import synthetic_index, synthetic_question

@@ -214,7 +214,7 @@ def report(summary: dict[str, Any], detailed: dict[str, Any]) -> dict[str, Any]:
 
 
 def _bounds(tog: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    from gtog.tog.settings import ToGSettings
+    from gtog.tog._settings import ToGSettings
 
     out = {}
     for name, variant in VARIANTS.items():

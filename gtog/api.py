@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
-from gtog.eval.run import EvalOptions, EvalRun, run_evaluation, write_results
-from gtog.eval.run import prepare as prepare_evaluation
-from gtog.qa import compute_aggregates
-from gtog.qa import run_evaluation as qa_evaluation
-from gtog.tog.api import tog_search
+from gtog.eval.run._loop import run_evaluation
+from gtog.eval.run._outputs import write_results
+from gtog.eval.run._preparation import prepare as prepare_evaluation
+from gtog.eval.run._state import EvalOptions, EvalRun
+from gtog.qa._aggregation import compute_aggregates
+from gtog.qa._evaluation import run_evaluation as qa_evaluation
+from gtog.tog._api import tog_search
 
 __all__ = [
     "EvalOptions",

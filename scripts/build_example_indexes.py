@@ -125,7 +125,8 @@ basic_search:
 
 def write_project(key: str) -> Path:
     """A fresh project folder for story `key` (old output removed)."""
-    from gtog.local import CHAT_MODEL_NAME, EMBEDDING_DIMS, EMBEDDING_MODEL_NAME, LOCAL_API_KEY
+    from gtog.local._lifecycle import LOCAL_API_KEY
+    from gtog.local._weights import CHAT_MODEL_NAME, EMBEDDING_DIMS, EMBEDDING_MODEL_NAME
 
     root = INDEXES / key
     for sub in ("output", "logs", "cache", "input"):

@@ -31,7 +31,7 @@ def render(results: Path = RESULTS) -> str:
     from rich.console import Console
 
     from gtog.eval import read_log, summarize
-    from gtog.eval.results.table import summary_table
+    from gtog.eval.results._table import summary_table
 
     recorded = json.loads(results.read_text(encoding="utf-8"))
     metadata = recorded["summary"]["metadata"]

@@ -37,23 +37,23 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "index": (_GRAPHRAG, "Build a knowledge graph index (--local: with the bundled local model)."),
     "update": (_GRAPHRAG, "Update an existing knowledge graph index."),
     "prompt-tune": (_GRAPHRAG, "Generate custom graphrag prompts with your own data."),
-    "query": ("gtog.cli.query", "Query an index: graphrag's methods or Think-on-Graph (tog)."),
-    "eval": ("gtog.cli.eval", "Evaluate search methods on a QA dataset with LLM judges."),
-    "qa-eval": ("gtog.cli.qa", "Evaluate any QA system's answers (graphrag-eval format)."),
-    "answer-correctness": ("gtog.cli.qa", "Claims-based correctness of answers in a TSV."),
-    "judge-check": ("gtog.cli.judge_check", "How well the judges agree with human labels."),
-    "local-model": ("gtog.cli.local", "The offline demo's local model server (gtog[local])."),
+    "query": ("gtog.cli._query", "Query an index: graphrag's methods or Think-on-Graph (tog)."),
+    "eval": ("gtog.cli._eval", "Evaluate search methods on a QA dataset with LLM judges."),
+    "qa-eval": ("gtog.cli._qa", "Evaluate any QA system's answers (graphrag-eval format)."),
+    "answer-correctness": ("gtog.cli._qa", "Claims-based correctness of answers in a TSV."),
+    "judge-check": ("gtog.cli._judge_check", "How well the judges agree with human labels."),
+    "local-model": ("gtog.cli._local", "The offline demo's local model server (gtog[local])."),
 }
 """Command -> (module that registers it, one-line help shown by `gtog --help`)."""
 
 _EXTENSIONS = (
-    "gtog.cli.eval",
-    "gtog.cli.query",
-    "gtog.cli.init",
-    "gtog.cli.index",
-    "gtog.cli.qa",
-    "gtog.cli.judge_check",
-    "gtog.cli.local",
+    "gtog.cli._eval",
+    "gtog.cli._query",
+    "gtog.cli._init",
+    "gtog.cli._index",
+    "gtog.cli._qa",
+    "gtog.cli._judge_check",
+    "gtog.cli._local",
 )
 
 

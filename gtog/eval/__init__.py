@@ -13,80 +13,51 @@ metrics) -> `results` (records, the typed log, statistics, JSON views, CSV, tabl
 
 from typing import TYPE_CHECKING
 
-from gtog.lazy import lazy_exports
+from gtog._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from gtog.eval.dataset import QAItem, load_dataset
-    from gtog.eval.report import write_report
-    from gtog.eval.results import (
-        Efficiency,
-        EvalLog,
-        EvalSpec,
-        JudgeSpec,
-        MethodRecord,
-        read_log,
-        result_views,
-        spec_changes,
-        summarize,
-    )
-    from gtog.eval.run import (
-        EvalConfig,
-        EvalOptions,
-        EvalRun,
-        load_eval_config,
-        prepare,
-        run_evaluation,
-        run_evaluation_async,
-        write_results,
-    )
-    from gtog.eval.scoring import (
-        SCORERS,
-        Judgement,
-        Scorer,
-        ScorerBase,
-        Verdict,
-        judge,
-        judge_trials,
-        load_prompts,
-        register_scorer,
-    )
+    from gtog.eval._dataset import QAItem, load_dataset
+    from gtog.eval.report._publish import write_report
+    from gtog.eval.results._log import EvalLog, read_log
+    from gtog.eval.results._records import Efficiency, MethodRecord
+    from gtog.eval.results._spec import EvalSpec, JudgeSpec, spec_changes
+    from gtog.eval.results._summary import summarize
+    from gtog.eval.results._views import result_views
+    from gtog.eval.run._config import EvalConfig, load_eval_config
+    from gtog.eval.run._loop import run_evaluation, run_evaluation_async
+    from gtog.eval.run._outputs import write_results
+    from gtog.eval.run._preparation import prepare
+    from gtog.eval.run._state import EvalOptions, EvalRun
+
+    pass
+    pass
 
 _EXPORTS = {
-    "QAItem": "gtog.eval.dataset",
-    "load_dataset": "gtog.eval.dataset",
-    "write_report": "gtog.eval.report",
-    "Efficiency": "gtog.eval.results",
-    "EvalLog": "gtog.eval.results",
-    "EvalSpec": "gtog.eval.results",
-    "JudgeSpec": "gtog.eval.results",
-    "MethodRecord": "gtog.eval.results",
-    "read_log": "gtog.eval.results",
-    "result_views": "gtog.eval.results",
-    "spec_changes": "gtog.eval.results",
-    "summarize": "gtog.eval.results",
-    "EvalConfig": "gtog.eval.run",
-    "EvalOptions": "gtog.eval.run",
-    "EvalRun": "gtog.eval.run",
-    "load_eval_config": "gtog.eval.run",
-    "prepare": "gtog.eval.run",
-    "run_evaluation": "gtog.eval.run",
-    "run_evaluation_async": "gtog.eval.run",
-    "write_results": "gtog.eval.run",
-    "SCORERS": "gtog.eval.scoring",
-    "Judgement": "gtog.eval.scoring",
-    "Scorer": "gtog.eval.scoring",
-    "ScorerBase": "gtog.eval.scoring",
-    "Verdict": "gtog.eval.scoring",
-    "judge": "gtog.eval.scoring",
-    "judge_trials": "gtog.eval.scoring",
-    "load_prompts": "gtog.eval.scoring",
-    "register_scorer": "gtog.eval.scoring",
+    "QAItem": "gtog.eval._dataset",
+    "load_dataset": "gtog.eval._dataset",
+    "write_report": "gtog.eval.report._publish",
+    "Efficiency": "gtog.eval.results._records",
+    "EvalLog": "gtog.eval.results._log",
+    "EvalSpec": "gtog.eval.results._spec",
+    "JudgeSpec": "gtog.eval.results._spec",
+    "MethodRecord": "gtog.eval.results._records",
+    "read_log": "gtog.eval.results._log",
+    "result_views": "gtog.eval.results._views",
+    "spec_changes": "gtog.eval.results._spec",
+    "summarize": "gtog.eval.results._summary",
+    "EvalConfig": "gtog.eval.run._config",
+    "EvalOptions": "gtog.eval.run._state",
+    "EvalRun": "gtog.eval.run._state",
+    "load_eval_config": "gtog.eval.run._config",
+    "prepare": "gtog.eval.run._preparation",
+    "run_evaluation": "gtog.eval.run._loop",
+    "run_evaluation_async": "gtog.eval.run._loop",
+    "write_results": "gtog.eval.run._outputs",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "SCORERS",
     "Efficiency",
     "EvalConfig",
     "EvalLog",
@@ -94,20 +65,12 @@ __all__ = [
     "EvalRun",
     "EvalSpec",
     "JudgeSpec",
-    "Judgement",
     "MethodRecord",
     "QAItem",
-    "Scorer",
-    "ScorerBase",
-    "Verdict",
-    "judge",
-    "judge_trials",
     "load_dataset",
     "load_eval_config",
-    "load_prompts",
     "prepare",
     "read_log",
-    "register_scorer",
     "result_views",
     "run_evaluation",
     "run_evaluation_async",

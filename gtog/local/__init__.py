@@ -15,37 +15,13 @@ model or judge.
 Importing this package does not import llama_cpp or onnxruntime.
 """
 
-from gtog.local.lifecycle import (
-    LOCAL_API_KEY,
-    LocalModelServer,
-    LocalServerError,
-    LocalServerInfo,
-    running_local_server,
-)
-from gtog.local.overrides import local_model_overrides, project_model_ids
-from gtog.local.weights import (
-    CHAT_MODEL_NAME,
-    EMBEDDING_DIMS,
-    EMBEDDING_MODEL_NAME,
-    LocalExtraMissingError,
-    WeightsError,
-    missing_packages,
-    require_local_extra,
-)
+from gtog.local._lifecycle import LocalServerInfo, running_local_server
+from gtog.local._overrides import local_model_overrides
+from gtog.local._weights import LocalExtraMissingError
 
 __all__ = [
-    "CHAT_MODEL_NAME",
-    "EMBEDDING_DIMS",
-    "EMBEDDING_MODEL_NAME",
-    "LOCAL_API_KEY",
     "LocalExtraMissingError",
-    "LocalModelServer",
-    "LocalServerError",
     "LocalServerInfo",
-    "WeightsError",
     "local_model_overrides",
-    "missing_packages",
-    "project_model_ids",
-    "require_local_extra",
     "running_local_server",
 ]

@@ -2,6 +2,6 @@
 
 import sys
 
-from gtog.local.server import _main
+from gtog.local._server import _main
 
 sys.exit(_main())

@@ -13,14 +13,14 @@ on every function.
 from __future__ import annotations
 
 import gtog  # noqa: F401  (offline LiteLLM price map before graphrag_llm is imported)
-from gtog.qa.aggregation import compute_aggregates
-from gtog.qa.bridge import eval_record_to_response
-from gtog.qa.evaluation import run_evaluation, run_evaluation_async
-from gtog.qa.io import InputError
-from gtog.qa.models import ConfigError, JudgeModels, load_judge_models
-from gtog.qa.retrieval import average_precision, recall_at_k
-from gtog.qa.semantics import SEMANTICS, Semantics
-from gtog.qa.sparql import compare_sparql_results
+from gtog.qa._aggregation import compute_aggregates
+from gtog.qa._bridge import eval_record_to_response
+from gtog.qa._evaluation import run_evaluation, run_evaluation_async
+from gtog.qa._io import InputError
+from gtog.qa._models import ConfigError, JudgeModels, load_judge_models
+from gtog.qa._retrieval import average_precision, recall_at_k
+from gtog.qa._semantics import SEMANTICS, Semantics
+from gtog.qa._sparql import compare_sparql_results
 
 __all__ = [
     "SEMANTICS",

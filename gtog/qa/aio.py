@@ -14,7 +14,7 @@ Code written for graphrag-eval 6.x changes one import and keeps its calls:
 
 from __future__ import annotations
 
-from gtog.qa.aggregation import compute_aggregates
-from gtog.qa.evaluation import run_evaluation_async as run_evaluation
+from gtog.qa._aggregation import compute_aggregates
+from gtog.qa._evaluation import run_evaluation_async as run_evaluation
 
 __all__ = ["compute_aggregates", "run_evaluation"]

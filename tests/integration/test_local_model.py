@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from gtog.local import (
+from gtog.local import LocalExtraMissingError, local_model_overrides
+from gtog.local._weights import (
     CHAT_MODEL_NAME,
     EMBEDDING_DIMS,
     EMBEDDING_MODEL_NAME,
-    LocalExtraMissingError,
-    local_model_overrides,
     missing_packages,
     require_local_extra,
 )
@@ -81,8 +80,8 @@ def test_overrides_point_every_model_id_at_the_server(tmp_path: Path) -> None:
 def test_index_overrides_give_room_for_whole_replies_unless_the_settings_set_it(
     tmp_path: Path,
 ) -> None:
-    from gtog.local.overrides import local_index_overrides
-    from gtog.local.project import LOCAL_MAX_TOKENS
+    from gtog.local._overrides import local_index_overrides
+    from gtog.local._project import LOCAL_MAX_TOKENS
 
     (tmp_path / "settings.yaml").write_text(
         "completion_models:\n"
@@ -117,8 +116,8 @@ def test_overrides_load_into_a_graphrag_config(
 @pytest.mark.local_model
 @needs_local
 def test_local_server_chat_and_embeddings_through_gtog_llm() -> None:
-    from gtog.local import LocalModelServer
-    from gtog.local.clients import local_chat_model, local_embedding_model
+    from gtog.local._clients import local_chat_model, local_embedding_model
+    from gtog.local._lifecycle import LocalModelServer
 
     server = LocalModelServer()
     started = time.monotonic()
@@ -198,7 +197,7 @@ def test_local_server_replies_repeat_whatever_came_before() -> None:
     import json
     import urllib.request
 
-    from gtog.local import LocalModelServer
+    from gtog.local._lifecycle import LocalModelServer
 
     def ask(base_url: str, text: str) -> str:
         body = {

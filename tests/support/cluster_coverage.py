@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from gtog.eval.results.clustered import (
+from gtog.eval.results._clustered import (
     ClusterSums,
     bell_mccaffrey_df,
     cluster_sign_flip,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln, xlogy
 
-from gtog.eval.results.statistics import Interval, mean_interval, win_rate_interval
+from gtog.eval.results._statistics import Interval, mean_interval, win_rate_interval
 
 __all__ = [
     "SCORE_DISTRIBUTIONS",

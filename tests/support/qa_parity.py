@@ -22,7 +22,7 @@ from gtog.qa import (
     recall_at_k,
     run_evaluation,
 )
-from gtog.qa.steps import compare_step_outputs, match_steps, steps_score
+from gtog.qa._steps import compare_step_outputs, match_steps, steps_score
 
 CATEGORIES = ("steps", "compare", "sparql", "retrieval", "records", "aggregates")
 MODES = ("graphrag-eval-6", "seed")

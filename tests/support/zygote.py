@@ -43,13 +43,13 @@ IMPORT_TIME_ENV = ("PYTHON", "LITELLM_", "HF_")
 
 _PRELOAD = (
     "gtog.cli",
-    "gtog.cli.eval",
-    "gtog.cli.query",
-    "gtog.cli.qa",
+    "gtog.cli._eval",
+    "gtog.cli._query",
+    "gtog.cli._qa",
     "gtog.eval.run",
     "gtog.eval.report",
-    "gtog.search.builders",
-    "gtog.tog.search",
+    "gtog.search._builders",
+    "gtog.tog._search",
     "gtog.qa",
     "graphrag.query.factory",
     "graphrag.cli.main",

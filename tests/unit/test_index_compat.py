@@ -1,4 +1,4 @@
-"""Which graphrag wrote an index, read from its tables' columns (gtog.compat.tables).
+"""Which graphrag wrote an index, read from its tables' columns (gtog.compat._tables).
 
 The column sets are those of graphrag's own "Operation Dulce" example outputs in the
 graphrag repository: v2.7.2 (2.x), the v2.0.0 inputs (1.x, `create_final_*`), v0.5.0 (0.x).
@@ -14,7 +14,8 @@ import pyarrow as pa
 import pytest
 from graphrag_vectors import IndexSchema, VectorStoreConfig
 
-from gtog.compat import LEGACY_SUFFIXES, QUERY_COLUMNS, detect_tables, find_vector_tables
+from gtog.compat._tables import QUERY_COLUMNS, detect_tables
+from gtog.compat._vectors import LEGACY_SUFFIXES, find_vector_tables
 
 V2 = {
     "communities": "id human_readable_id community level parent children title entity_ids "

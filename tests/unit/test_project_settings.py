@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.project import load_graphrag_config
+from gtog._errors import InputError
+from gtog._project import load_graphrag_config
 
 GRAPHRAG2 = """\
 models:

@@ -6,4 +6,8 @@ the indexing calls and price, and index it with graphrag's own pipeline and cach
 parallel, each in its own process (`worker`); a key that fails is reported and the others
 go on. See `plan`, `estimate`, `projects`, `indexing` (the one function that indexes one
 project) and `runner`.
-"""
+
+
+Internal: not part of gtog's public API (see `gtog.eval`, `gtog.api`)."""
+
+__all__: list[str] = []

@@ -165,8 +165,8 @@ def test_local_index_points_every_model_at_the_server_in_memory(
     """What `gtog index --local` runs, against the scripted server standing in for the local
     one: the project `gtog init --local` wrote is indexed unchanged on disk, every model
     asked at the server, extraction given room for its whole reply."""
-    from gtog.indexing import index_project
-    from gtog.local.overrides import local_index_overrides
+    from gtog.indexing._build import index_project
+    from gtog.local._overrides import local_index_overrides
 
     root = tmp_path / "mine"
     assert gtog("init", "--root", str(root), "--local").returncode == 0

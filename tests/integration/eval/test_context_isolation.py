@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gtog.project import load_project
-from gtog.search import build_engine, context_threads, run_search
+from gtog._project import load_project
+from gtog.search import build_engine, run_search
+from gtog.search._offloop import context_threads
 from tests.support.scripted_server import ScriptedServer
 from tests.support.world import EXAMPLE_QA
 

@@ -100,7 +100,7 @@ def check_qa_export(qa_dir: Path, detailed: dict) -> None:
     import json
 
     from gtog.qa import compute_aggregates, run_evaluation
-    from gtog.qa.models import models_from_model_configs
+    from gtog.qa._models import models_from_model_configs
     from tests.support.qa_rules import qa_rules
 
     reference = json.loads((qa_dir / "reference.json").read_text())

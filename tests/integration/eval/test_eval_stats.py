@@ -179,8 +179,8 @@ def _split_judge(replies: dict[str, list[int]]) -> Rule:
 
 
 def test_judge_trials_take_the_majority_and_a_tie_is_unscored() -> None:
-    from gtog.eval.scoring.judges import judge_trials, load_prompts
-    from gtog.qa.models import models_from_model_configs
+    from gtog.eval.scoring._judges import judge_trials, load_prompts
+    from gtog.qa._models import models_from_model_configs
 
     rule = _split_judge({"Majority": [1, 0, 1], "Tie": [1, 0], "Fail": [1], "Lone": [1]})
     garbage = Rule(

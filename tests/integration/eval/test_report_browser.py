@@ -141,9 +141,9 @@ def test_report_in_headless_chromium(
 def test_report_with_head_to_head_and_groups_in_headless_chromium(tmp_path: Path) -> None:
     """The JSON of a run with pairwise judging and `group_by` (made by results.py from
     records), written to a page by `write_report` and opened as a user would."""
-    from gtog.eval.report.publish import write_report
-    from gtog.eval.results.spec import DETAILED_NAME, SUMMARY_NAME
-    from gtog.files import write_json_atomic
+    from gtog._files import write_json_atomic
+    from gtog.eval.report._publish import write_report
+    from gtog.eval.results._spec import DETAILED_NAME, SUMMARY_NAME
     from tests.unit.eval.test_page_versus import run_json
 
     assert CHROMIUM is not None

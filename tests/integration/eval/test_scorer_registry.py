@@ -16,7 +16,8 @@ def test_a_registered_scorer_is_in_the_detailed_and_summary_json(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gtog.eval import SCORERS, EvalOptions, Judgement, ScorerBase, run_evaluation
+    from gtog.eval import EvalOptions, run_evaluation
+    from gtog.eval.scoring._base import SCORERS, Judgement, ScorerBase
 
     class NamesMaren(ScorerBase):
         """1 when the answer names Maren, else 0; unscored for an empty answer."""
@@ -55,7 +56,7 @@ def test_a_registered_scorer_is_in_the_detailed_and_summary_json(
 def test_an_unknown_metric_names_the_config_and_the_registry(
     example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
-    from gtog.errors import InputError
+    from gtog._errors import InputError
     from gtog.eval import EvalOptions, prepare
 
     root = make_eval_root(

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.results.log import read_log
-from gtog.eval.results.spec import CHECKPOINT_NAME, ShardSpec
-from gtog.eval.run.checkpoint import Checkpoint
-from gtog.eval.run.merge import merge_runs
+from gtog._errors import InputError
+from gtog.eval.results._log import read_log
+from gtog.eval.results._spec import CHECKPOINT_NAME, ShardSpec
+from gtog.eval.run._checkpoint import Checkpoint
+from gtog.eval.run._merge import merge_runs
 from tests.integration.eval.helpers import make_eval_root
 from tests.support.projects import gtog
 from tests.support.scripted_server import ChatRequest, Rule, ScriptedServer

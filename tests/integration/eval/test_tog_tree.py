@@ -94,7 +94,7 @@ def test_query_explain_prints_the_tree(
 ) -> None:
     from graphrag.cli.main import app as graphrag_app
 
-    from gtog.cli.query import register
+    from gtog.cli._query import register
 
     add_tog_rules(llm_server)
     app: typer.Typer = graphrag_app

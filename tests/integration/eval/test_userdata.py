@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gtog.eval.scoring.lexical import evidence_recall
+from gtog.eval.scoring._lexical import evidence_recall
 from tests.integration.eval.helpers import search_method
 from tests.support.projects import gtog
 from tests.support.scripted_server import ScriptedServer

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gtog.qa.models import JudgeModels, models_from_model_configs
+from gtog.qa._models import JudgeModels, models_from_model_configs
 from tests.support.qa_rules import qa_rules
 from tests.support.scripted_server import ScriptedServer
 

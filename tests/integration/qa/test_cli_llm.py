@@ -10,7 +10,7 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from gtog.cli.qa import register
+from gtog.cli._qa import register
 from tests.integration.qa.conftest import model_config
 from tests.support.scripted_server import ScriptedServer
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gtog.qa import JudgeModels, compute_aggregates, run_evaluation
-from gtog.qa.llm_metrics import answer_correctness, answer_relevance, cosine, retrieval_metrics
+from gtog.qa._llm_metrics import answer_correctness, answer_relevance, cosine, retrieval_metrics
 from tests.support.scripted_server import ScriptedServer, hash_embedding
 
 pytestmark = pytest.mark.integration

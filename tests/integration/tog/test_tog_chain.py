@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gtog.tog.reasoning import NO_EVIDENCE
+from gtog.tog._reasoning import NO_EVIDENCE
 from tests.integration.tog.chain import CHAIN_FACT, chain_engine, write_chain_project
 from tests.support.scripted_server import Rule, ScriptedServer
 from tests.support.tog_rules import TOG_MARKERS, garbage_pruning_rules, tog_rules

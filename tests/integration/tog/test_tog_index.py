@@ -11,11 +11,11 @@ import typer
 from graphrag.config.load_config import load_config
 from typer.testing import CliRunner
 
-from gtog.cli.init import register as register_init
-from gtog.cli.query import register as register_query
+from gtog.cli._init import register as register_init
+from gtog.cli._query import register as register_query
 from gtog.tog import tog_search
-from gtog.tog.settings import load_tog_settings
-from gtog.tog.templates import PROMPT_NAMES, load_prompts
+from gtog.tog._settings import load_tog_settings
+from gtog.tog._templates import PROMPT_NAMES, load_prompts
 from tests.support.scripted_server import ScriptedServer
 from tests.support.tog_rules import tog_rules
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from gtog.eval.scoring.lexical import evidence_recall
-from gtog.project import load_project
+from gtog._project import load_project
+from gtog.eval.scoring._lexical import evidence_recall
 from gtog.search import build_engine, method_entry
 from gtog.tog import ToGSettings
 from tests.integration.tog.chain import CHAIN_FACT, chain_engine, write_chain_project
@@ -123,7 +123,7 @@ def test_cli_query_prints_the_variants_bound(
 ) -> None:
     from graphrag.cli.main import app
 
-    from gtog.cli.query import register
+    from gtog.cli._query import register
 
     register(app)
     llm_server.rules[0:0] = tog_rules()

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from graphrag_llm.config import ModelConfig
 
-from gtog.llm.budget import Budget, LimitReached, Limits, charge, pair_budget, run_budget
-from gtog.llm.cache import CallStore, call_key, draw
-from gtog.llm.gate import CALL_GATE, RunCalls, model_calls
-from gtog.llm.repeat import answering_epoch
+from gtog.llm._budget import Budget, LimitReached, Limits, charge, pair_budget, run_budget
+from gtog.llm._cache import CallStore, call_key, draw
+from gtog.llm._gate import CALL_GATE, RunCalls, model_calls
+from gtog.llm._repeat import answering_epoch
 
 
 def _config(**kw: object) -> ModelConfig:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from gtog.cli.say import error, say, warning
+from gtog.cli._say import error, say, warning
 from tests.support.projects import subprocess_env
 
 

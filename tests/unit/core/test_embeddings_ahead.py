@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gtog.llm import embedding_model_from_config, metering, run_sync
-from gtog.llm.ahead import EmbeddingsAhead, embeddings_ahead, model_identity
-from gtog.project import load_graphrag_config
+from gtog._project import load_graphrag_config
+from gtog.llm._ahead import EmbeddingsAhead, embeddings_ahead, model_identity
+from gtog.llm._models import embedding_model_from_config, run_sync
+from gtog.llm._usage import metering
 from tests.support.projects import write_project
 from tests.support.scripted_server import ScriptedServer
 

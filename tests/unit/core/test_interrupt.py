@@ -17,7 +17,7 @@ from tests.support.projects import subprocess_env
 SCRIPT = r"""
 import asyncio, sys, threading
 import graphrag_llm  # noqa: F401  (patches asyncio the way a real run has it)
-from gtog.llm import run_sync
+from gtog.llm._models import run_sync
 
 done = []
 

@@ -15,15 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gtog.llm import (
-    PERMANENT_ERRORS,
-    TRANSIENT_ERRORS,
-    ModelFatalError,
-    chat_model_from_config,
-    embedding_model_from_config,
-    run_sync,
-)
-from gtog.project import load_graphrag_config
+from gtog._project import load_graphrag_config
+from gtog.llm._errors import PERMANENT_ERRORS, TRANSIENT_ERRORS, ModelFatalError
+from gtog.llm._models import chat_model_from_config, embedding_model_from_config, run_sync
 from tests.support.projects import write_project
 from tests.support.scripted_server import DROP, Drop, Fail, Faults, Rule, ScriptedServer
 

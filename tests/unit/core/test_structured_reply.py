@@ -10,14 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from gtog.eval.dataset import QAItem
-from gtog.eval.scoring.base import ScoringSetup
-from gtog.eval.scoring.judges import Verdict, judge, load_prompts
-from gtog.eval.scoring.pairwise import PairVerdict, PairwiseJudge
-from gtog.llm import chat_model_from_config, parse_json_reply, run_sync
-from gtog.project import load_graphrag_config
-from gtog.qa.llm_metrics import Statements
-from gtog.tog.reasoning import Sufficiency
+from gtog._project import load_graphrag_config
+from gtog.eval._dataset import QAItem
+from gtog.eval.scoring._base import ScoringSetup
+from gtog.eval.scoring._judges import Verdict, judge, load_prompts
+from gtog.eval.scoring._pairwise import PairVerdict, PairwiseJudge
+from gtog.llm._models import chat_model_from_config, run_sync
+from gtog.llm._replies import parse_json_reply
+from gtog.qa._llm_metrics import Statements
+from gtog.tog._reasoning import Sufficiency
 from tests.support.projects import write_project
 from tests.support.scripted_server import Rule, ScriptedServer
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtog.eval.results.log import read_checkpoint
-from gtog.eval.results.records import MethodRecord
-from gtog.eval.results.spec import DatasetSpec, EvalSpec
-from gtog.eval.run.checkpoint import Checkpoint
-from gtog.prompts import placeholders, render_prompt
-from gtog.redact import MASK, RedactingFilter, Redactor
+from gtog._prompts import placeholders, render_prompt
+from gtog._redact import MASK, RedactingFilter, Redactor
+from gtog.eval.results._log import read_checkpoint
+from gtog.eval.results._records import MethodRecord
+from gtog.eval.results._spec import DatasetSpec, EvalSpec
+from gtog.eval.run._checkpoint import Checkpoint
 
 KEY = "sk-proj-AbCdEfGh1234567890ZyXw"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from gtog.eval.run.config import EvalConfig
+from gtog.eval.run._config import EvalConfig
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 REFERENCE = DOCS / "reference" / "eval-config.md"

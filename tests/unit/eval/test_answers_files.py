@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.dataset import QAItem
-from gtog.eval.run.answers import AnswersFile, load_answers
-from gtog.eval.run.config import load_eval_config
-from gtog.eval.run.methods import AnswersSource, RunMethod
+from gtog._errors import InputError
+from gtog.eval._dataset import QAItem
+from gtog.eval.run._answers import AnswersFile, load_answers
+from gtog.eval.run._config import load_eval_config
+from gtog.eval.run._methods import AnswersSource, RunMethod
 
 ITEMS = [
     QAItem(qid="lh-01", index_key="lighthouse", question="Who keeps the light?", reference="Maren"),

@@ -7,18 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.dataset import QAItem, dataset_fingerprint, load_dataset
-from gtog.eval.report.html import render_page
-from gtog.eval.report.page import page_data
-from gtog.eval.results.assertions import assertion_summary
-from gtog.eval.results.flat import flat_frame
-from gtog.eval.results.records import MethodRecord
-from gtog.eval.results.views import detailed_results
-from gtog.eval.scoring import SCORERS, AssertionVerdict, Judgement, ScoringSetup
-from gtog.eval.scoring.assertions import assertion_verdict, load_assertion_prompt, share_passed
-from gtog.llm import chat_model_from_config, run_sync
-from gtog.project import load_graphrag_config
+from gtog._errors import InputError
+from gtog._project import load_graphrag_config
+from gtog.eval._dataset import QAItem, dataset_fingerprint, load_dataset
+from gtog.eval.report._html import render_page
+from gtog.eval.report._page import page_data
+from gtog.eval.results._assertions import assertion_summary
+from gtog.eval.results._flat import flat_frame
+from gtog.eval.results._records import MethodRecord
+from gtog.eval.results._views import detailed_results
+from gtog.eval.scoring import SCORERS, Judgement
+from gtog.eval.scoring._assertions import assertion_verdict, load_assertion_prompt, share_passed
+from gtog.eval.scoring._base import AssertionVerdict, ScoringSetup
+from gtog.llm._models import chat_model_from_config, run_sync
 from tests.support.projects import write_project
 from tests.support.scripted_server import Fail, Rule, ScriptedServer
 from tests.support.world import judge_rules
@@ -225,7 +226,7 @@ def test_csv_and_report_show_the_missed_assertions() -> None:
 
 
 def test_the_terminal_table_says_how_many_assertions_each_method_supported() -> None:
-    from gtog.eval.results.table import assertion_line
+    from gtog.eval.results._table import assertion_line
 
     line = assertion_line({"assertions": assertion_summary(RECORDS, ["tog", "local"])})
     assert line == (

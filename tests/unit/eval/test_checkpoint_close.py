@@ -5,11 +5,11 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from gtog.eval.results.log import read_checkpoint
-from gtog.eval.results.records import MethodRecord
-from gtog.eval.results.spec import DatasetSpec, EvalSpec
-from gtog.eval.run.checkpoint import Checkpoint
-from gtog.eval.run.folder import _backup
+from gtog.eval.results._log import read_checkpoint
+from gtog.eval.results._records import MethodRecord
+from gtog.eval.results._spec import DatasetSpec, EvalSpec
+from gtog.eval.run._checkpoint import Checkpoint
+from gtog.eval.run._folder import _backup
 
 SPEC = EvalSpec(dataset=DatasetSpec(path="qa.json", hash="d", questions=1), methods=["local"])
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gtog.eval.results.clustered import (
+from gtog.eval.results._clustered import (
     MIN_CLUSTERS,
     ClusterSums,
     bell_mccaffrey_df,
@@ -23,9 +23,9 @@ from gtog.eval.results.clustered import (
     skew_t_bounds_at,
     wilson_bounds,
 )
-from gtog.eval.results.omnibus import cochran_q, friedman, omnibus_test
-from gtog.eval.results.power import detectable_difference, questions_needed
-from gtog.eval.results.statistics import (
+from gtog.eval.results._omnibus import cochran_q, friedman, omnibus_test
+from gtog.eval.results._power import detectable_difference, questions_needed
+from gtog.eval.results._statistics import (
     newcombe_paired_interval,
     sample_moments,
     skew_t_bounds,

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.run.config import ALL_METRICS, load_eval_config
+from gtog._errors import InputError
+from gtog.eval.run._config import ALL_METRICS, load_eval_config
 
 GOOD = """
 dataset: {path: eval/qa.json}
@@ -92,7 +92,7 @@ def test_dataset_needs_a_path_or_files(tmp_path: Path) -> None:
 def test_builtin_prompt_set_works_from_any_folder(tmp_path: Path) -> None:
     """`prompts_dir: builtin:local` names gtog's local judge prompts wherever the config is
     copied (a path into the clone, `gtog/local/judge_prompts`, is not a folder elsewhere)."""
-    from gtog.eval.run.judging import judge_prompts
+    from gtog.eval.run._judging import judge_prompts
     from gtog.eval.scoring import load_prompts
 
     local = Path(__file__).resolve().parents[3] / "gtog" / "local" / "judge_prompts"

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.dataset import dataset_fingerprint, load_dataset, question_id
+from gtog._errors import InputError
+from gtog.eval._dataset import dataset_fingerprint, load_dataset, question_id
 
 KEYS = ["tt1", "tt2", "tt5", "tt9", "k"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.dataset import load_dataset, question_id
+from gtog._errors import InputError
+from gtog.eval._dataset import load_dataset, question_id
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "eval_userdata"
 EXAMPLE_KEYS = ["lighthouse", "orchard"]

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import pytest
 from graphrag_llm.config import ModelConfig
 
-from gtog.eval.estimate.figures import Figures, Range, priced
-from gtog.eval.estimate.pilot import _spread, pilot_questions
-from gtog.eval.estimate.plan import Estimate
-from gtog.search.bounds import SearchBound, Stage, max_output
+from gtog.eval.estimate._figures import Figures, Range, priced
+from gtog.eval.estimate._pilot import _spread, pilot_questions
+from gtog.eval.estimate._plan import Estimate
+from gtog.search._bounds import SearchBound, Stage, max_output
 
 MINI = ModelConfig(model_provider="openai", model="gpt-4o-mini", api_key="k")
 PRICE_IN, PRICE_OUT = 0.15e-6, 0.6e-6  # gpt-4o-mini, LiteLLM's table

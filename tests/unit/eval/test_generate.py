@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.generate.calls import CallCache
-from gtog.eval.generate.drafts import (
+from gtog._errors import InputError
+from gtog.eval.generate._calls import CallCache
+from gtog.eval.generate._drafts import (
     Check,
     Drafted,
     Drafts,
@@ -19,16 +19,17 @@ from gtog.eval.generate.drafts import (
     draft_prompt,
     load_generation_prompts,
 )
-from gtog.eval.generate.evidence import locate, sentences
-from gtog.eval.generate.selection import near_duplicates, quotas, sample
-from gtog.eval.generate.sources import (
+from gtog.eval.generate._evidence import locate, sentences
+from gtog.eval.generate._selection import near_duplicates, quotas, sample
+from gtog.eval.generate._sources import (
     Unit,
     global_sources,
     linked_sources,
     local_sources,
     units_of,
 )
-from gtog.llm import parse_json_reply, run_sync
+from gtog.llm._models import run_sync
+from gtog.llm._replies import parse_json_reply
 
 A = Unit("a", "Maren Holt kept the lighthouse. Her brother “Tobias” fished out of Kelport.", "0")
 B = Unit("b", "The Grey Heron ran aground.\n\nIlse Dunmore gave Maren a brass compass.", "1")
@@ -207,8 +208,8 @@ def test_the_call_cache_survives_a_torn_last_line(tmp_path: Path) -> None:
 
 
 def test_the_kept_calls_are_hidden_from_a_dataset_search(tmp_path: Path) -> None:
-    from gtog.eval.dataset import load_dataset
-    from gtog.eval.generate.run import CACHE_FOLDER
+    from gtog.eval._dataset import load_dataset
+    from gtog.eval.generate._run import CACHE_FOLDER
 
     item = {"index_key": "k", "type": "local", "question": "Q?", "answer": "A", "context": ["A."]}
     (tmp_path / "questions.json").write_text(json.dumps([item]))

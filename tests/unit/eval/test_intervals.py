@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from gtog.eval.results.statistics import (
+from gtog.eval.results._statistics import (
     MIN_FRACTIONAL_N,
     mean_interval,
     skew_t_bounds,

@@ -1,4 +1,4 @@
-"""gtog.eval.run.judge_check: case validation and agreement figures (pure parts)."""
+"""gtog.eval.run._judge_check: case validation and agreement figures (pure parts)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.run.judge_check import JudgeCase, agreement, load_cases
+from gtog._errors import InputError
+from gtog.eval.run._judge_check import JudgeCase, agreement, load_cases
 from gtog.eval.scoring import Judgement
 
 

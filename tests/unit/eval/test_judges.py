@@ -1,6 +1,6 @@
 import pytest
 
-from gtog.eval.scoring.judges import FIELDS, JudgeParseError, load_prompts, parse_verdict, render
+from gtog.eval.scoring._judges import FIELDS, JudgeParseError, load_prompts, parse_verdict, render
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 import pytest
 
-from gtog.eval.run.config import EvalConfig
-from gtog.eval.scoring.lexical import (
+from gtog.eval.run._config import EvalConfig
+from gtog.eval.scoring._lexical import (
     content_tokens,
     evidence_recall,
     normalize_tokens,

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.results.log import read_log
-from gtog.eval.results.records import Efficiency, MethodRecord
-from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, spec_changes
-from gtog.eval.results.views import detailed_results
-from gtog.eval.run.checkpoint import Checkpoint
-from gtog.eval.run.lock import OutputLock
+from gtog._errors import InputError
+from gtog._files import write_json_atomic
+from gtog.eval.results._log import read_log
+from gtog.eval.results._records import Efficiency, MethodRecord
+from gtog.eval.results._spec import DatasetSpec, EvalSpec, JudgeSpec, spec_changes
+from gtog.eval.results._views import detailed_results
+from gtog.eval.run._checkpoint import Checkpoint
+from gtog.eval.run._lock import OutputLock
 from gtog.eval.scoring import Judgement
-from gtog.files import write_json_atomic
 
 SPEC = EvalSpec(
     dataset=DatasetSpec(path="qa.json", hash="d1", questions=2),
@@ -89,7 +89,7 @@ def test_read_log_reads_checkpoint_detailed_and_folder_back(tmp_path: Path) -> N
 _HOLDER = """
 import sys, time
 from pathlib import Path
-from gtog.eval.run.lock import OutputLock
+from gtog.eval.run._lock import OutputLock
 lock = OutputLock(Path(sys.argv[1])).acquire()
 print("held", flush=True)
 time.sleep(60)

@@ -11,14 +11,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.report.html import render_page
-from gtog.eval.report.page import error_kind, page_data, primary_metric, tog_paths
-from gtog.eval.report.publish import load_run, write_report
-from gtog.eval.results.errors import error_kinds
-from gtog.eval.results.flat import flat_frame
-from gtog.eval.results.records import Efficiency, MethodRecord, PairRecord
-from gtog.eval.results.spec import (
+from gtog._errors import InputError
+from gtog._files import write_json_atomic
+from gtog.eval.report._html import render_page
+from gtog.eval.report._page import error_kind, page_data, primary_metric, tog_paths
+from gtog.eval.report._publish import load_run, write_report
+from gtog.eval.results._errors import error_kinds
+from gtog.eval.results._flat import flat_frame
+from gtog.eval.results._records import Efficiency, MethodRecord, PairRecord
+from gtog.eval.results._spec import (
     CHECKPOINT_NAME,
     DETAILED_NAME,
     SUMMARY_NAME,
@@ -27,12 +28,11 @@ from gtog.eval.results.spec import (
     JudgeSpec,
     PairwiseSpec,
 )
-from gtog.eval.results.summary import summarize
-from gtog.eval.results.views import detailed_results, result_views
-from gtog.eval.run.checkpoint import Checkpoint
+from gtog.eval.results._summary import summarize
+from gtog.eval.results._views import detailed_results, result_views
+from gtog.eval.run._checkpoint import Checkpoint
 from gtog.eval.scoring import Judgement
-from gtog.eval.scoring.pairwise import PairJudgement
-from gtog.files import write_json_atomic
+from gtog.eval.scoring._pairwise import PairJudgement
 
 METHODS = ["tog", "local"]
 METRICS = ["correctness", "faithfulness", "token_recall"]

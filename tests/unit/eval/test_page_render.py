@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from jinja2 import UndefinedError
 
-from gtog.eval.report.html import ENVIRONMENT, render_page
-from gtog.eval.report.page import page_data
+from gtog.eval.report._html import ENVIRONMENT, render_page
+from gtog.eval.report._page import page_data
 from tests.unit.eval.test_page import METRICS, RECORDS, XSS, rec, run_json
 
 XSS_SHOWN = (

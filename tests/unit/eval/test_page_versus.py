@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from gtog.eval.report.html import render_page
-from gtog.eval.report.page import page_data
-from gtog.eval.results.groups import by_group
-from gtog.eval.results.pairwise import pairwise_summary
-from gtog.eval.results.records import PairRecord
-from gtog.eval.results.summary import summarize
-from gtog.eval.results.views import detailed_results
-from gtog.eval.scoring.pairwise import PairCall, PairJudgement
+from gtog.eval.report._html import render_page
+from gtog.eval.report._page import page_data
+from gtog.eval.results._groups import by_group
+from gtog.eval.results._pairwise import pairwise_summary
+from gtog.eval.results._records import PairRecord
+from gtog.eval.results._summary import summarize
+from gtog.eval.results._views import detailed_results
+from gtog.eval.scoring._pairwise import PairCall, PairJudgement
 from tests.unit.eval.test_page import XSS, rec
 
 METHODS = ["tog", "local", "basic"]

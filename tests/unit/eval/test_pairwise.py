@@ -10,18 +10,18 @@ import math
 
 import pytest
 
-from gtog.eval.results.groups import by_group
-from gtog.eval.results.pairwise import pairwise_entries, pairwise_summary
-from gtog.eval.results.records import MethodRecord, PairRecord
+from gtog.eval.results._groups import by_group
+from gtog.eval.results._pairwise import pairwise_entries, pairwise_summary
+from gtog.eval.results._records import MethodRecord, PairRecord
 from gtog.eval.scoring import Judgement
-from gtog.eval.scoring.pairwise import (
+from gtog.eval.scoring._pairwise import (
     PairCall,
     PairJudgement,
     PairVerdict,
     _order_verdict,
     load_pairwise_prompt,
 )
-from gtog.llm import parse_json_reply
+from gtog.llm._replies import parse_json_reply
 
 Z = 1.959963984540054
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.build.estimate import Shape, estimate, total
-from gtog.eval.build.plan import find_documents, index_gap, plan_keys
-from gtog.eval.build.prepare import Preparation, PrepareOptions
-from gtog.eval.build.projects import make_project
+from gtog._errors import InputError
+from gtog.eval.build._estimate import Shape, estimate, total
+from gtog.eval.build._plan import find_documents, index_gap, plan_keys
+from gtog.eval.build._prepare import Preparation, PrepareOptions
+from gtog.eval.build._projects import make_project
 
 SHAPE = Shape(
     gleanings=1,
@@ -178,8 +178,8 @@ def test_local_overrides_add_settings_that_fit_the_local_model(tmp_path: Path) -
 
 
 def test_measure_cuts_the_documents_with_graphrags_own_chunker(tmp_path: Path) -> None:
-    from gtog.eval.build.indexing import measure
-    from gtog.project import load_graphrag_config
+    from gtog._project import load_graphrag_config
+    from gtog.eval.build._indexing import measure
     from tests.support.projects import STORIES, write_project
 
     root = write_project(tmp_path / "p", "lighthouse", "http://127.0.0.1:9/v1")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from rich.progress import Progress, TimeRemainingColumn
 
-from gtog.cli.progress import EtaColumn, eta_seconds, spend_text
-from gtog.eval.results.spend import cost_line
-from gtog.llm.budget import Budget, Limits
+from gtog.cli._progress import EtaColumn, eta_seconds, spend_text
+from gtog.eval.results._spend import cost_line
+from gtog.llm._budget import Budget, Limits
 
 
 class Clock:

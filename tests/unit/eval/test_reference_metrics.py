@@ -8,9 +8,10 @@ import asyncio
 import pytest
 from rouge_score import rouge_scorer
 
-from gtog.eval.dataset import QAItem
-from gtog.eval.scoring import SCORERS, ScoringSetup, is_binary_metric, is_metered, uses_llm
-from gtog.eval.scoring.reference import (
+from gtog.eval._dataset import QAItem
+from gtog.eval.scoring import SCORERS
+from gtog.eval.scoring._base import ScoringSetup, is_binary_metric, is_metered, uses_llm
+from gtog.eval.scoring._reference import (
     cosine_similarity,
     exact_match,
     rouge_l,

@@ -9,21 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.results.currency import current_records, pair_staleness
-from gtog.eval.results.epochs import epoch_summary, reduce_epochs
-from gtog.eval.results.flat import flat_frame
-from gtog.eval.results.log import read_checkpoint_contents
-from gtog.eval.results.panel import add_panel_entries, judge_agreement, judges_summary
-from gtog.eval.results.records import MethodRecord, PairRecord
-from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, PairwiseSpec
-from gtog.eval.results.summary import summarize
-from gtog.eval.results.views import result_views
-from gtog.eval.run.config import load_eval_config
-from gtog.eval.run.judge_check import JudgeCase, judge_cases
-from gtog.eval.scoring import Judgement, judge_panel, load_prompts
-from gtog.eval.scoring.pairwise import PairJudgement
-from gtog.project import load_graphrag_config
+from gtog._errors import InputError
+from gtog._project import load_graphrag_config
+from gtog.eval.results._currency import current_records, pair_staleness
+from gtog.eval.results._epochs import epoch_summary, reduce_epochs
+from gtog.eval.results._flat import flat_frame
+from gtog.eval.results._log import read_checkpoint_contents
+from gtog.eval.results._panel import add_panel_entries, judge_agreement, judges_summary
+from gtog.eval.results._records import MethodRecord, PairRecord
+from gtog.eval.results._spec import DatasetSpec, EvalSpec, JudgeSpec, PairwiseSpec
+from gtog.eval.results._summary import summarize
+from gtog.eval.results._views import result_views
+from gtog.eval.run._config import load_eval_config
+from gtog.eval.run._judge_check import JudgeCase, judge_cases
+from gtog.eval.scoring import Judgement, load_prompts
+from gtog.eval.scoring._judges import judge_panel
+from gtog.eval.scoring._pairwise import PairJudgement
 from tests.support.projects import SETTINGS, TEST_API_KEY
 from tests.support.scripted_server import Rule, ScriptedServer
 
@@ -169,8 +170,8 @@ def test_a_checkpoint_with_repeats_reads_back_and_a_lowered_k_leaves_the_extra_o
 
 
 def test_eval_diff_reads_a_run_with_repeats_per_question() -> None:
-    from gtog.eval.results.diff import diff_runs
-    from gtog.eval.results.log import EvalLog
+    from gtog.eval.results._diff import diff_runs
+    from gtog.eval.results._log import EvalLog
 
     def log(epochs: int, table: dict[str, list[int | None]]) -> EvalLog:
         judged = _spec(epochs).judge.digest("k")
@@ -189,7 +190,7 @@ def test_eval_diff_reads_a_run_with_repeats_per_question() -> None:
 def test_with_repeats_the_aa_check_reads_epochs_1_and_2() -> None:
     one, two = _record("q", "m", 1, 1), _record("q", "m", 2, 1)
     answers = {r.key: r for r in (one, two)}
-    from gtog.hashing import stable_hash
+    from gtog._hashing import stable_hash
 
     def pair(epoch_b: int, texts: list[str | None]) -> PairRecord:
         return PairRecord(
@@ -276,7 +277,7 @@ def _model(server: ScriptedServer, name: str):
     from graphrag_llm.completion import create_completion
     from graphrag_llm.config import ModelConfig
 
-    from gtog.llm import ChatModel
+    from gtog.llm._models import ChatModel
 
     config = ModelConfig(
         model_provider="openai", model=name, api_base=server.base_url, api_key=TEST_API_KEY
@@ -320,8 +321,8 @@ async def test_a_panel_takes_the_strict_majority_of_its_models(llm_server: Scrip
 def test_a_litellm_name_of_another_provider_needs_its_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gtog.eval.run.config import EvalConfig
-    from gtog.eval.run.judging import load_judge_panel
+    from gtog.eval.run._config import EvalConfig
+    from gtog.eval.run._judging import load_judge_panel
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("GTOG_TEST_API_KEY", TEST_API_KEY)
@@ -355,9 +356,9 @@ def test_a_litellm_name_of_another_provider_needs_its_key(
 
 
 def test_shards_with_repeats_merge_whole_questions_with_every_epoch(tmp_path: Path) -> None:
-    from gtog.eval.results.spec import ShardSpec
-    from gtog.eval.run.merge import merge_runs
-    from gtog.eval.run.shard import SPLIT, shard_of
+    from gtog.eval.results._spec import ShardSpec
+    from gtog.eval.run._merge import merge_runs
+    from gtog.eval.run._shard import SPLIT, shard_of
 
     spec = _spec(2, pairwise=True)
     judged = spec.judge.digest("k")

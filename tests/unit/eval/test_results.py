@@ -3,15 +3,15 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.results.log import read_checkpoint
-from gtog.eval.results.records import Efficiency, MethodRecord
-from gtog.eval.results.spec import DatasetSpec, EvalSpec, JudgeSpec, spec_changes
-from gtog.eval.results.summary import summarize
-from gtog.eval.results.views import detailed_results
-from gtog.eval.run.checkpoint import Checkpoint
+from gtog._errors import InputError
+from gtog._files import write_json_atomic
+from gtog.eval.results._log import read_checkpoint
+from gtog.eval.results._records import Efficiency, MethodRecord
+from gtog.eval.results._spec import DatasetSpec, EvalSpec, JudgeSpec, spec_changes
+from gtog.eval.results._summary import summarize
+from gtog.eval.results._views import detailed_results
+from gtog.eval.run._checkpoint import Checkpoint
 from gtog.eval.scoring import Judgement
-from gtog.files import write_json_atomic
 
 METRICS = ["correctness", "faithfulness"]
 
@@ -140,7 +140,7 @@ def test_not_a_checkpoint(tmp_path: Path) -> None:
 
 
 def test_evidence_in_detailed_reference_and_summary() -> None:
-    from gtog.eval.results.views import qa_reference
+    from gtog.eval.results._views import qa_reference
 
     records = []
     for qid, key, method, value, evidence in [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.eval.run.shard import Shard, parse_shard, shard_of
+from gtog._errors import InputError
+from gtog.eval.run._shard import Shard, parse_shard, shard_of
 
 QIDS = [f"q-{i}" for i in range(300)]
 

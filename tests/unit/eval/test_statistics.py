@@ -1,4 +1,4 @@
-"""gtog.eval.results.statistics: hand-computed and scipy-checked values, and properties."""
+"""gtog.eval.results._statistics: hand-computed and scipy-checked values, and properties."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from gtog.eval.results.statistics import (
+from gtog.eval.results._statistics import (
     cohen_kappa,
     holm,
     mean_interval,
@@ -219,7 +219,7 @@ def test_swapping_scored_methods_flips_diff_and_keeps_p(rows: list[tuple[float, 
 
 
 def test_a_single_non_binary_pair_has_no_p_value() -> None:
-    from gtog.eval.results.statistics import paired_comparison
+    from gtog.eval.results._statistics import paired_comparison
 
     c = paired_comparison([0.5], [0.25], binary=False)
     assert c.n == 1 and c.diff == 0.25 and c.p_value is None and c.reason

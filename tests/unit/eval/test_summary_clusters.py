@@ -7,17 +7,17 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from gtog.eval.report.html import render_page
-from gtog.eval.report.page import page_data
-from gtog.eval.results import summarize
-from gtog.eval.results.clustered import MIN_CLUSTERS
-from gtog.eval.results.diff import diff_runs
-from gtog.eval.results.groups import by_group
-from gtog.eval.results.inference import Clusters
-from gtog.eval.results.log import EvalLog
-from gtog.eval.results.records import MethodRecord
-from gtog.eval.results.spec import AnalysisSpec, DatasetSpec, EvalSpec, JudgeSpec
-from gtog.eval.results.table import summary_table
+from gtog.eval.report._html import render_page
+from gtog.eval.report._page import page_data
+from gtog.eval.results._clustered import MIN_CLUSTERS
+from gtog.eval.results._diff import diff_runs
+from gtog.eval.results._groups import by_group
+from gtog.eval.results._inference import Clusters
+from gtog.eval.results._log import EvalLog
+from gtog.eval.results._records import MethodRecord
+from gtog.eval.results._spec import AnalysisSpec, DatasetSpec, EvalSpec, JudgeSpec
+from gtog.eval.results._summary import summarize
+from gtog.eval.results._table import summary_table
 from gtog.eval.scoring import Judgement
 
 

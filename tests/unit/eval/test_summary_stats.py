@@ -7,10 +7,10 @@ import json
 import pytest
 from rich.console import Console
 
-from gtog.eval.results import summarize
-from gtog.eval.results.records import Efficiency, MethodRecord
-from gtog.eval.results.statistics import paired_comparison, wilson_interval
-from gtog.eval.results.table import summary_table
+from gtog.eval.results._records import Efficiency, MethodRecord
+from gtog.eval.results._statistics import paired_comparison, wilson_interval
+from gtog.eval.results._summary import summarize
+from gtog.eval.results._table import summary_table
 from gtog.eval.scoring import Judgement
 
 METRICS = ["correctness", "token_recall"]

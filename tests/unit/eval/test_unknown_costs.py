@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from gtog.eval.report.html import render_page
-from gtog.eval.report.page import page_data
-from gtog.eval.results.flat import flat_frame
-from gtog.eval.results.records import Efficiency, MethodRecord
-from gtog.eval.results.summary import summarize
-from gtog.eval.results.table import summary_table
-from gtog.eval.results.views import detailed_results
+from gtog.eval.report._html import render_page
+from gtog.eval.report._page import page_data
+from gtog.eval.results._flat import flat_frame
+from gtog.eval.results._records import Efficiency, MethodRecord
+from gtog.eval.results._summary import summarize
+from gtog.eval.results._table import summary_table
+from gtog.eval.results._views import detailed_results
 from gtog.eval.scoring import Judgement
 
 METHODS = ["local", "mine"]

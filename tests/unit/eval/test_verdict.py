@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gtog.eval.results import summarize
-from gtog.eval.results.verdict import verdict
+from gtog.eval.results._summary import summarize
+from gtog.eval.results._verdict import verdict
 from tests.unit.eval.test_summary_stats import _render, _rows, rec
 
 METHODS = ["tog", "local", "basic"]

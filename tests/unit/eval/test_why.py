@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from gtog.eval.results import summarize
-from gtog.eval.results.abstention import AbstentionRules, first_sentence
-from gtog.eval.results.agreement import metric_agreement
-from gtog.eval.results.attribution import attribution_summary, tog_stage
-from gtog.eval.results.records import MethodRecord
-from gtog.eval.results.spec import AnalysisSpec
-from gtog.eval.results.statistics import cohen_kappa, wilson_interval
+from gtog.eval.results._abstention import AbstentionRules, first_sentence
+from gtog.eval.results._agreement import metric_agreement
+from gtog.eval.results._attribution import attribution_summary, tog_stage
+from gtog.eval.results._records import MethodRecord
+from gtog.eval.results._spec import AnalysisSpec
+from gtog.eval.results._statistics import cohen_kappa, wilson_interval
+from gtog.eval.results._summary import summarize
 from gtog.eval.scoring import Judgement
 
 DECLINING = [

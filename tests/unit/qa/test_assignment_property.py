@@ -20,8 +20,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtog.qa.assignment import best_assignment
-from gtog.qa.steps import _Search, compare_step_outputs, match_steps, steps_score
+from gtog.qa._assignment import best_assignment
+from gtog.qa._steps import _Search, compare_step_outputs, match_steps, steps_score
 
 NAMES = ("retrieval", "calc")
 IDS = ("d1", "d2", "d3")
@@ -188,7 +188,7 @@ def test_best_assignment_agrees_with_exhaustive_search(rows: list[list[float]], 
 )
 def test_the_hungarian_algorithm_agrees_with_the_search(rows: list[list[float]]) -> None:
     """Beyond 4 rows best_assignment uses the Hungarian algorithm: same best total."""
-    from gtog.qa.assignment import _search
+    from gtog.qa._assignment import _search
 
     columns = list(range(7))
     hungarian = best_assignment(rows)

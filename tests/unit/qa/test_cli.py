@@ -11,7 +11,7 @@ import yaml
 from click.testing import Result
 from typer.testing import CliRunner
 
-from gtog.cli.qa import register
+from gtog.cli._qa import register
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "qa"
 

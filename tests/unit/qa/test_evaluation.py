@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gtog.llm import ChatReply
+from gtog.llm._usage import ChatReply
 from gtog.qa import (
     ConfigError,
     InputError,

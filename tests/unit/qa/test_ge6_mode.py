@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from gtog.qa import compare_sparql_results, compute_aggregates, recall_at_k, run_evaluation
-from gtog.qa.ge6_aggregation import python312_sum
-from gtog.qa.retrieval import average_precision
+from gtog.qa._ge6_aggregation import python312_sum
+from gtog.qa._retrieval import average_precision
 
 GE6 = "graphrag-eval-6"
 SPARQL = "application/sparql-results+json"

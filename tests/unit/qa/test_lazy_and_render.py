@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gtog.qa.llm_metrics import render_prompt
+from gtog.qa._llm_metrics import render_prompt
 from tests.support.projects import subprocess_env
 
 FIRST_CALL = Path(__file__).resolve().parents[3] / "benchmarks" / "qa_first_call.py"

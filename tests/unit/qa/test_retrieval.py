@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gtog.qa import average_precision, recall_at_k
-from gtog.qa.retrieval import f1_score, recall_at_k_ge6
+from gtog.qa._retrieval import f1_score, recall_at_k_ge6
 
 
 def test_recall_at_k_seed_example() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtog.qa.sparql import (
+from gtog.qa._sparql import (
     compare_sparql_results,
     match_columns,
     match_columns_bruteforce,

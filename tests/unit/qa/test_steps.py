@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from gtog.qa.assignment import best_assignment
-from gtog.qa.semantics import GE6
-from gtog.qa.steps import compare_step_outputs, match_steps, steps_score
+from gtog.qa._assignment import best_assignment
+from gtog.qa._semantics import GE6
+from gtog.qa._steps import compare_step_outputs, match_steps, steps_score
 
 SPARQL = "application/sparql-results+json"
 

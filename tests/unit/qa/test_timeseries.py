@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gtog.qa.timeseries import (
+from gtog.qa._timeseries import (
     data_points_equal,
     normalize_granularity,
     time_series_equal,

@@ -10,7 +10,7 @@ from graphrag_vectors.filtering import Condition, Operator
 from graphrag_vectors.lancedb import LanceDBVectorStore
 from graphrag_vectors.vector_store import VectorStoreDocument
 
-from gtog.search.vectors import MemoryVectors, in_memory
+from gtog.search._vectors import MemoryVectors, in_memory
 
 DIMS = 48
 

@@ -11,7 +11,8 @@ import pytest
 from graphrag.data_model.entity import Entity
 from graphrag.data_model.relationship import Relationship
 
-from gtog.llm import ChatModel, ChatReply
+from gtog.llm._models import ChatModel
+from gtog.llm._usage import ChatReply
 from gtog.tog import ToGSearch, ToGSettings
 
 

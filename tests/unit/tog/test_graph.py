@@ -5,7 +5,7 @@ from __future__ import annotations
 from graphrag.data_model.entity import Entity
 from graphrag.data_model.relationship import Relationship
 
-from gtog.tog.graph import KnowledgeGraph, normalise_name
+from gtog.tog._graph import KnowledgeGraph, normalise_name
 
 
 def _graph() -> KnowledgeGraph:

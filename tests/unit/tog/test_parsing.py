@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gtog.tog.linking import parse_mentions
-from gtog.tog.pruning import parse_scores
-from gtog.tog.reasoning import parse_sufficient
+from gtog.tog._linking import parse_mentions
+from gtog.tog._pruning import parse_scores
+from gtog.tog._reasoning import parse_sufficient
 
 
 def test_scores_from_json_list() -> None:

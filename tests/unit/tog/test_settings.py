@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gtog.errors import InputError
-from gtog.tog.settings import ToGSettings, load_tog_settings
-from gtog.tog.templates import PROMPT_NAMES, default_prompt, load_prompts, write_default_prompts
+from gtog._errors import InputError
+from gtog.tog._settings import ToGSettings, load_tog_settings
+from gtog.tog._templates import PROMPT_NAMES, default_prompt, load_prompts, write_default_prompts
 
 
 def test_defaults_are_the_papers() -> None:

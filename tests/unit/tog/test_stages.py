@@ -12,15 +12,16 @@ from graphrag.data_model.entity import Entity
 from graphrag.data_model.relationship import Relationship
 from graphrag.data_model.text_unit import TextUnit
 
-from gtog.llm import ChatModel, ChatReply
-from gtog.tog.exploration import explore_depth
-from gtog.tog.graph import KnowledgeGraph
-from gtog.tog.linking import link_topic_entities
-from gtog.tog.paths import ReasoningPath, evidence_tables, evidence_text
-from gtog.tog.pruning import prune_entities, prune_relations
-from gtog.tog.run import QueryRun
-from gtog.tog.settings import ToGSettings
-from gtog.tog.templates import load_prompts
+from gtog.llm._models import ChatModel
+from gtog.llm._usage import ChatReply
+from gtog.tog._exploration import explore_depth
+from gtog.tog._graph import KnowledgeGraph
+from gtog.tog._linking import link_topic_entities
+from gtog.tog._paths import ReasoningPath, evidence_tables, evidence_text
+from gtog.tog._pruning import prune_entities, prune_relations
+from gtog.tog._run import QueryRun
+from gtog.tog._settings import ToGSettings
+from gtog.tog._templates import load_prompts
 
 STAGES = (
     "entity linking",
@@ -217,7 +218,7 @@ async def test_the_tree_records_scores_what_pruning_kept_and_what_cut_it() -> No
 
 
 def test_the_tree_keeps_at_most_max_shown_candidates_per_path() -> None:
-    from gtog.tog.trace import MAX_SHOWN, Candidate, ExplorationTrace
+    from gtog.tog._trace import MAX_SHOWN, Candidate, ExplorationTrace
 
     g = graph()
     edges = g.candidate_edges("MAREN HOLT", set(), set(), 20)

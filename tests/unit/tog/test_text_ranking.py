@@ -13,9 +13,9 @@ from graphrag.data_model.text_unit import TextUnit
 from graphrag_vectors import VectorStoreDocument
 from graphrag_vectors.lancedb import LanceDBVectorStore
 
-from gtog.tog.graph import KnowledgeGraph
-from gtog.tog.ranking import QuestionRanker
-from gtog.tog.similarity import VectorLookup, unit_vector
+from gtog.tog._graph import KnowledgeGraph
+from gtog.tog._ranking import QuestionRanker
+from gtog.tog._similarity import VectorLookup, unit_vector
 from tests.unit.tog.test_stages import StageModel, run_for
 from tests.unit.tog.test_variants import HashEmbedder
 

@@ -10,17 +10,17 @@ import pytest
 from graphrag.data_model.entity import Entity
 from graphrag.data_model.relationship import Relationship
 
-from gtog.errors import InputError
-from gtog.llm import EmbeddingModel
-from gtog.tog.beam import explore_graded
-from gtog.tog.edges import Frontier, edge_lines, score_edges
-from gtog.tog.graph import KnowledgeGraph
-from gtog.tog.paths import ReasoningPath
-from gtog.tog.pruning import EdgeScores, absolute_scores
-from gtog.tog.ranking import QuestionRanker
-from gtog.tog.settings import ToGSettings, load_tog_settings, spec_settings
-from gtog.tog.similarity import VectorLookup, unit_vector
-from gtog.tog.templates import PROMPT_NAMES, default_prompt, load_prompts
+from gtog._errors import InputError
+from gtog.llm._models import EmbeddingModel
+from gtog.tog._beam import explore_graded
+from gtog.tog._edges import Frontier, edge_lines, score_edges
+from gtog.tog._graph import KnowledgeGraph
+from gtog.tog._paths import ReasoningPath
+from gtog.tog._pruning import EdgeScores, absolute_scores
+from gtog.tog._ranking import QuestionRanker
+from gtog.tog._settings import ToGSettings, load_tog_settings, spec_settings
+from gtog.tog._similarity import VectorLookup, unit_vector
+from gtog.tog._templates import PROMPT_NAMES, default_prompt, load_prompts
 from tests.support.scripted_server import hash_embedding
 from tests.unit.tog.test_stages import StageModel, graph, run_for
 

@@ -1,0 +1,76 @@
+"""Where log output goes during a gtog command: a file with secrets masked, not the terminal.
+
+LiteLLM and graphrag log every retry and failure with tracebacks; during `gtog eval` that
+is thousands of lines on the terminal and, when a provider echoes the key, the key.
+`capture_logs` sends every record of every logger to one file through a
+`RedactingFilter`, silences the libraries' own terminal handlers and LiteLLM's
+"Give Feedback" prints, and restores everything afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from gtog._redact import RedactingFilter, Redactor
+
+__all__ = ["capture_logs", "quiet_litellm"]
+
+_NOISY = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "graphrag", "graphrag_llm")
+
+
+def quiet_litellm() -> None:
+    """Stop LiteLLM's own prints (feedback banners, debug info)."""
+    try:
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.set_verbose = False
+    except ImportError:  # pragma: no cover - litellm is a graphrag dependency
+        pass
+
+
+@contextmanager
+def capture_logs(
+    path: Path | None, redactor: Redactor, level: int = logging.INFO
+) -> Iterator[None]:
+    """Route all logging to `path` (None: nowhere) with secrets masked, for this block."""
+    quiet_litellm()
+    root = logging.getLogger()
+    saved_root = (list(root.handlers), root.level)
+    saved: dict[str, tuple[list[logging.Handler], bool, int]] = {}
+    for name in _NOISY:
+        logger = logging.getLogger(name)
+        saved[name] = (list(logger.handlers), logger.propagate, logger.level)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.propagate = True
+        logger.setLevel(logging.NOTSET)
+    handler: logging.Handler
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    else:
+        handler = logging.NullHandler()
+    handler.addFilter(RedactingFilter(redactor))
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        for old in saved_root[0]:
+            root.addHandler(old)
+        root.setLevel(saved_root[1])
+        for name, (handlers, propagate, lvl) in saved.items():
+            logger = logging.getLogger(name)
+            for h in handlers:
+                logger.addHandler(h)
+            logger.propagate = propagate
+            logger.setLevel(lvl)

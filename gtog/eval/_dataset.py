@@ -1,0 +1,384 @@
+"""QA datasets as they lie on disk, normalised to `QAItem`.
+
+A dataset is a file or a folder searched recursively for `.json`/`.jsonl` files, each a
+list of question objects: `{question, answer}` or `{question, ground_truth, context}`
+(`context` is gold evidence; `id`/`qid`, `imdb_key`/`index_key` and `assertions`, the claims
+a right answer must make, optional). A file's questions belong to the index key found, in
+order, from: the item's `imdb_key`/`index_key` field; the file's folder name if it is a
+configured key; the file's stem if configured; the single configured key the stem contains
+(`qa_tt0443706` -> `tt0443706`); the only configured key (when the dataset holds one QA
+file). In a searched folder, a file none of these keys is skipped with a warning (unless no
+file at all is keyed); elsewhere it is an error. `files` maps keys to files explicitly. A
+repeated question (same key and text) is kept with its own stable id: the hash id, then
+`-2`, `-3`, ... in file order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gtog._errors import InputError
+
+__all__ = ["Dataset", "QAItem", "dataset_fingerprint", "load_dataset", "question_id"]
+
+KEY_FIELDS = ("imdb_key", "index_key")
+ANSWER_FIELDS = ("answer", "ground_truth")
+SKIPPED_NAMES = frozenset(
+    {"eval_results_detailed.json", "eval_results_summary.json", "eval_checkpoint.jsonl"}
+)
+"""gtog's own result files, never read as questions when a folder is searched."""
+
+
+class QAItem(BaseModel):
+    """One question of the dataset."""
+
+    model_config = ConfigDict(frozen=True)
+
+    qid: str
+    index_key: str
+    question: str
+    reference: str
+    evidence: str | None = None
+    groups: dict[str, str] = Field(default_factory=dict)
+    """Values of the item's `dataset.group_by` fields (a field it lacks is absent)."""
+    assertions: tuple[str, ...] | None = None
+    """Short claims a right answer must make (the `assertions` scorer); None: none given."""
+
+
+@dataclass
+class Dataset:
+    """The loaded questions, what was read, and warnings for the caller to show."""
+
+    items: list[QAItem]
+    files: list[Path] = field(default_factory=list)
+    repeated_questions: int = 0
+    """Questions that repeat an earlier one (same index key and text), each kept."""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def has_evidence(self) -> bool:
+        """Whether any question carries gold evidence."""
+        return any(i.evidence for i in self.items)
+
+
+def question_id(index_key: str, question: str) -> str:
+    """A stable id for a question without one: a hash of its index key and text."""
+    digest = hashlib.sha256(f"{index_key}\x1f{question.strip()}".encode()).hexdigest()
+    return f"{index_key}-{digest[:12]}"
+
+
+def _parse(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read dataset ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    try:
+        if path.suffix == ".jsonl":
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
+
+
+def _as_list(data: Any) -> list[Any] | None:
+    if isinstance(data, dict):
+        # tolerate {"questions": [...]} / {"data": [...]} wrappers
+        lists = [v for v in data.values() if isinstance(v, list)]
+        if len(lists) == 1:
+            data = lists[0]
+    return data if isinstance(data, list) else None
+
+
+def _read_list(path: Path) -> list[Any]:
+    data = _as_list(_parse(path))
+    if data is None:
+        raise InputError(f"{path}: expected a JSON list of question objects")
+    return data
+
+
+def _text(path: Path, i: int, item: dict[str, Any], key: str) -> str:
+    value = item.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{path}: item {i}: field {key!r} must be a non-empty string")
+    return value
+
+
+def _evidence(path: Path, i: int, item: dict[str, Any]) -> str | None:
+    context = item.get("context", item.get("evidence"))
+    if context is None:
+        return None
+    if isinstance(context, list) and all(isinstance(c, str) for c in context):
+        context = "\n\n".join(context)
+    if not isinstance(context, str):
+        raise InputError(f"{path}: item {i}: field 'context' must be a string or list of strings")
+    return context if context.strip() else None
+
+
+ASSERTION_TEXT_FIELDS = ("statement", "assertion", "text")
+"""Where an assertion object keeps its claim (BenchmarkQED writes `statement`)."""
+
+
+def _assertions(path: Path, i: int, item: dict[str, Any]) -> tuple[str, ...] | None:
+    """The item's `assertions`: strings, or objects with a `statement` (BenchmarkQED's)."""
+    value = item.get("assertions")
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise InputError(f"{path}: item {i}: field 'assertions' must be a list")
+    claims: list[str] = []
+    for n, entry in enumerate(value):
+        if isinstance(entry, dict):
+            entry = next((entry[f] for f in ASSERTION_TEXT_FIELDS if f in entry), None)
+        if not isinstance(entry, str) or not entry.strip():
+            raise InputError(
+                f"{path}: item {i}: assertions[{n}] must be a non-empty string (or an object "
+                "with a 'statement')"
+            )
+        claims.append(entry.strip())
+    return tuple(claims) or None
+
+
+def _own_key(raw: Any) -> str | None:
+    if not isinstance(raw, dict):
+        return None
+    value = next((raw[f] for f in KEY_FIELDS if raw.get(f) not in (None, "")), None)
+    return None if value is None else str(value)
+
+
+def _key_from_location(path: Path, keys: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The configured key a file's folder or name gives: (key, []) or (None, contained keys)."""
+    folder, stem = path.parent.name, path.stem
+    if folder in keys:
+        return folder, []
+    if stem in keys:
+        return stem, []
+    low = stem.casefold()
+    inside = [k for k in keys if k.casefold() in low]
+    # a key inside a longer contained key (tt1 in tt12) is not a separate match
+    inside = [k for k in inside if not any(k != o and k.casefold() in o.casefold() for o in inside)]
+    if len(inside) == 1:
+        return inside[0], []
+    return None, inside
+
+
+def _tried(path: Path, keys: Sequence[str], inside: list[str]) -> str:
+    contains = (
+        f"the name contains several keys ({', '.join(inside)})"
+        if inside
+        else "the name contains none"
+    )
+    return (
+        f"{path}: cannot tell which index its questions are for: no imdb_key/index_key field, "
+        f"folder {path.parent.name!r} and name {path.stem!r} are not keys under 'indexes' "
+        f"({', '.join(keys)}) and {contains} (add an imdb_key field, name the file or its "
+        "folder after the key, or map it in dataset.files)"
+    )
+
+
+def _check_shapes(path: Path, data: list[Any]) -> list[dict[str, Any]]:
+    for i, raw in enumerate(data):
+        if not isinstance(raw, dict):
+            raise InputError(f"{path}: item {i}: expected an object, got {type(raw).__name__}")
+        if "question" not in raw or not any(f in raw for f in ANSWER_FIELDS):
+            raise InputError(
+                f"{path}: item {i}: neither dataset shape fits: expected "
+                "{question, answer} or {question, ground_truth, context}; "
+                f"got fields {sorted(raw)}"
+            )
+    return data
+
+
+def _group_value(value: Any) -> str | None:
+    """A group label from an item field (None: the field says nothing)."""
+    if value is None or value == "" or value == [] or value == {}:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _items(
+    path: Path,
+    data: list[dict[str, Any]],
+    file_key: str | None,
+    forced: bool,
+    group_by: Sequence[str] = (),
+) -> list[tuple[QAItem, bool]]:
+    """(item, has an explicit id) for each question of one (shape-checked) file."""
+    out: list[tuple[QAItem, bool]] = []
+    for i, raw in enumerate(data):
+        answer_field = next(f for f in ANSWER_FIELDS if f in raw)
+        question = _text(path, i, raw, "question")
+        reference = _text(path, i, raw, answer_field)
+        own = _own_key(raw)
+        if own is not None and forced and own != file_key:
+            raise InputError(
+                f"{path}: item {i}: imdb_key {own!r} differs from the key {file_key!r} "
+                "dataset.files maps this file to"
+            )
+        index_key = own or file_key
+        assert index_key is not None  # the caller resolved a key for keyless items
+        given = raw.get("id", raw.get("qid"))
+        explicit = given not in (None, "")
+        item = QAItem(
+            qid=str(given) if explicit else question_id(index_key, question),
+            index_key=index_key,
+            question=question,
+            reference=reference,
+            evidence=_evidence(path, i, raw),
+            groups={f: v for f in group_by if (v := _group_value(raw.get(f))) is not None},
+            assertions=_assertions(path, i, raw),
+        )
+        out.append((item, explicit))
+    return out
+
+
+def _search(folder: Path, exclude: Sequence[Path]) -> list[Path]:
+    """.json/.jsonl files under a folder (hidden folders, `exclude`, gtog's results skipped)."""
+    skip = {p.resolve() for p in exclude}
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and (here / d).resolve() not in skip
+        )
+        for name in sorted(filenames):
+            p = here / name
+            if p.suffix in (".json", ".jsonl") and name not in SKIPPED_NAMES:
+                found.append(p)
+    return found
+
+
+def _holds_questions(data: list[Any] | None) -> bool:
+    return bool(data) and any(isinstance(d, dict) and "question" in d for d in data or [])
+
+
+def load_dataset(
+    path: Path | None,
+    index_keys: Sequence[str],
+    *,
+    files: Mapping[str, Path] | None = None,
+    exclude: Sequence[Path] = (),
+    group_by: Sequence[str] = (),
+) -> Dataset:
+    """Load the questions of a dataset file or folder, and of `files` ({key: file}).
+
+    `index_keys` are the configured keys (they give files their key); `exclude` are
+    folders a search skips (the run's output); `group_by` names item fields each item
+    keeps as its `groups`. Bad input raises a one-line `InputError`.
+    """
+    keys = list(index_keys)
+    # (file, parsed list, key, key forced by dataset.files)
+    sources: list[tuple[Path, list[Any], str | None, bool]] = []
+    for key, file in (files or {}).items():
+        if not file.is_file():
+            raise InputError(f"{file}: dataset file for {key!r} (dataset.files) not found")
+        sources.append((file, _check_shapes(file, _read_list(file)), key, True))
+    mapped = {f.resolve() for f, *_ in sources}
+    where = path if path is not None else sources[0][0] if sources else Path(".")
+    found: list[tuple[Path, list[Any]]] = []
+    searched = path is not None and path.is_dir()
+    if path is not None and path.is_dir():
+        candidates = [p for p in _search(path, exclude) if p.resolve() not in mapped]
+        parsed = [(p, _as_list(_parse(p))) for p in candidates]
+        found = [(p, d) for p, d in parsed if d is not None and _holds_questions(d)]
+        if not found and not sources:
+            raise InputError(
+                f"{path}: no QA files in this folder or below ({len(candidates)} .json/.jsonl "
+                "files searched, none a list of {question, ...} objects)"
+            )
+    elif path is not None and path.is_file():
+        if path.resolve() not in mapped:
+            found = [(path, _read_list(path))]
+    elif path is not None:
+        raise InputError(f"{path}: dataset not found")
+
+    unkeyed: list[tuple[Path, list[str]]] = []
+    for file, data in found:
+        _check_shapes(file, data)
+        key, inside = _key_from_location(file, keys)
+        needs_key = any(_own_key(raw) is None for raw in data)
+        if key is None and needs_key:
+            if len(found) == 1 and not sources and len(keys) == 1:
+                key = keys[0]  # the only configured index
+            elif inside or not searched:
+                raise InputError(_tried(file, keys, inside))
+            else:
+                unkeyed.append((file, inside))
+                continue
+        sources.append((file, data, key, False))
+    if unkeyed and not sources:
+        raise InputError(_tried(unkeyed[0][0], keys, unkeyed[0][1]))
+
+    loaded = [
+        (file, i, item, explicit)
+        for file, data, key, forced in sources
+        for i, (item, explicit) in enumerate(_items(file, data, key, forced, group_by))
+    ]
+    if not loaded:
+        raise InputError(f"{where}: dataset has no questions")
+
+    items: list[QAItem] = []
+    seen: dict[str, tuple[Path, int]] = {}
+    occurrences: dict[str, int] = {}
+    repeats: list[str] = []
+    for file, i, item, explicit in loaded:
+        if item.qid in seen and not explicit:
+            base = item.qid
+            occurrences[base] = occurrences.get(base, 1) + 1
+            item = item.model_copy(update={"qid": f"{base}-{occurrences[base]}"})
+            first_file, first_i = seen[base]
+            first = (
+                f"item {first_i}"
+                if first_file == file
+                else f"{_short(first_file, where)} item {first_i}"
+            )
+            repeats.append(f"{_short(file, where)} item {i} repeats {first} (id {item.qid})")
+        if item.qid in seen:
+            raise InputError(f"{file}: item {i}: duplicate question id {item.qid!r}")
+        seen[item.qid] = (file, i)
+        items.append(item)
+    warnings = []
+    if repeats:
+        s = "s" if len(repeats) > 1 else ""
+        warnings.append(
+            f"{where}: {len(repeats)} repeated question{s} kept as separate questions: "
+            + "; ".join(repeats)
+        )
+    if unkeyed:
+        names = ", ".join(_short(f, where) for f, _ in unkeyed)
+        warnings.append(
+            f"{where}: skipped {len(unkeyed)} QA file{'s' if len(unkeyed) > 1 else ''} whose "
+            f"folder and name give no key under 'indexes': {names}"
+        )
+    return Dataset(
+        items=items,
+        files=[f for f, *_ in sources],
+        repeated_questions=len(repeats),
+        warnings=warnings,
+    )
+
+
+def _short(file: Path, base: Path) -> str:
+    try:
+        return str(file.relative_to(base)) if base.is_dir() else file.name
+    except ValueError:
+        return str(file)
+
+
+def dataset_fingerprint(items: list[QAItem]) -> str:
+    """A hash of the questions and references (detects a changed dataset on resume)."""
+    h = hashlib.sha256()
+    for item in sorted(items, key=lambda x: x.qid):
+        # labels change no answer; a question without assertions hashes as before they existed
+        data = item.model_dump(exclude={"groups", *(() if item.assertions else ("assertions",))})
+        h.update(json.dumps(data, sort_keys=True).encode())
+    return h.hexdigest()[:16]

@@ -1,0 +1,223 @@
+"""Which index keys need building, where their documents are, and what they are made from.
+
+A key is built when its project has a complete index: the final tables (entities,
+relationships, communities, community_reports, text_units; graphrag 1.x names too) in its
+output folder, and, when graphrag left an `output/stats.json`, a finished run in it (a run
+that failed or was killed leaves `total_runtime` at 0). Every other key is built again;
+graphrag's cache spares the calls a failed run made.
+
+A key's documents are, in this order: `documents: {key: path}` (a file or a folder) in
+eval_config.yaml; the project's own input folder when it already holds files; the one
+`<key>.txt` (or `.md`) under the dataset's folder (`eval/<key>/<key>.txt` beside
+`<key>.json`); the text files of a folder named after the key there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gtog._errors import InputError
+from gtog._project import SETTINGS_FILES, settings_file
+
+__all__ = [
+    "FINAL_TABLES",
+    "TEXT_SUFFIXES",
+    "KeyPlan",
+    "find_documents",
+    "index_gap",
+    "plan_keys",
+    "raw_settings",
+]
+
+FINAL_TABLES = ("entities", "relationships", "communities", "community_reports", "text_units")
+TEXT_SUFFIXES = (".txt", ".md")
+"""Documents found by name (`<key>.txt`); a `documents:` entry may name any file."""
+
+
+@dataclass
+class KeyPlan:
+    """One index key: its project, whether it needs building, and from what."""
+
+    key: str
+    project: Path
+    gap: str | None
+    """None: the index is complete; else what is missing (the key is built)."""
+    documents: list[Path] = field(default_factory=list)
+    """Files to copy into the project's input folder (empty: it has its own input)."""
+    template: Path | None = None
+    """The project to copy settings.yaml, prompts/ and .env from (a new project only)."""
+    new: bool = False
+    """No settings file yet: the project is created (from `template`, or `gtog init`)."""
+
+    @property
+    def settings_from(self) -> str:
+        """Where the build's settings come from, for the plan."""
+        if not self.new:
+            return "the project's settings"
+        return f"template {self.template}" if self.template else "gtog init defaults"
+
+
+def raw_settings(folder: Path) -> dict[str, Any]:
+    """A project's settings file as written (no `${ENV}` substitution); {} when none."""
+    path = settings_file(folder)
+    if path is None:
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise InputError(f"{path}: not readable ({exc})") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _folder(settings: dict[str, Any], section: str, default: str) -> str | None:
+    """A file storage section's base_dir (None: not file storage)."""
+    block = settings.get(section) or {}
+    if not isinstance(block, dict):
+        return default
+    if str(block.get("type", "file")) != "file":
+        return None
+    return str(block.get("base_dir") or default)
+
+
+def index_gap(project: Path) -> str | None:
+    """None when `project` holds a complete index, else what is missing."""
+    if settings_file(project) is None:
+        return "no project" if not project.exists() else "no settings.yaml"
+    base = _folder(raw_settings(project), "output_storage", "output")
+    if base is None:
+        return None  # blob or database storage: gtog cannot look; graphrag's own runs decide
+    out = Path(base) if Path(base).is_absolute() else project / base
+    missing = [
+        t
+        for t in FINAL_TABLES
+        if not (out / f"{t}.parquet").is_file()
+        and not (out / f"create_final_{t}.parquet").is_file()
+    ]
+    if missing:
+        return (
+            f"no {', '.join(missing)} in {out}"
+            if len(missing) < len(FINAL_TABLES)
+            else "not indexed"
+        )
+    stats = out / "stats.json"
+    if stats.is_file():
+        try:
+            finished = float(
+                json.loads(stats.read_text(encoding="utf-8")).get("total_runtime") or 0
+            )
+        except (OSError, ValueError, AttributeError):
+            finished = 0.0
+        if finished <= 0:
+            return f"the last build did not finish ({stats})"
+    return None
+
+
+def _input_folder(project: Path) -> Path | None:
+    base = _folder(raw_settings(project), "input_storage", "input")
+    if base is None:
+        return None
+    return Path(base) if Path(base).is_absolute() else project / base
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and not p.name.startswith(".") and p.suffix != ".json"
+    )
+
+
+def find_documents(
+    key: str, project: Path, given: Path | None, dataset_dir: Path | None, skip: list[Path]
+) -> list[Path]:
+    """The documents to index for `key` ([] when the project's input folder has them);
+    InputError when there are none, or several that could be meant."""
+    if given is not None:
+        if given.is_file():
+            return [given]
+        if given.is_dir() and _files(given):
+            return _files(given)
+        raise InputError(f"documents: {key}: {given} is not a file or a folder of documents")
+    own = _input_folder(project) if settings_file(project) is not None else None
+    if own is not None and own.is_dir() and any(own.iterdir()):
+        return []
+    found: list[Path] = []
+    folders: list[Path] = []
+    ignored = {p.resolve() for p in skip}
+    if dataset_dir is not None and dataset_dir.is_dir():
+        for dirpath, dirnames, filenames in os.walk(dataset_dir):
+            here = Path(dirpath)
+            dirnames[:] = sorted(
+                d for d in dirnames if not d.startswith(".") and (here / d).resolve() not in ignored
+            )
+            found += [
+                here / f
+                for f in sorted(filenames)
+                if Path(f).stem == key and Path(f).suffix in TEXT_SUFFIXES
+            ]
+            folders += [here / d for d in dirnames if d == key]
+    if len(found) > 1:
+        raise InputError(
+            f"{dataset_dir}: several documents for {key!r} ({', '.join(map(str, found))}); "
+            f"name one in eval_config.yaml: documents: {{{key}: path}}"
+        )
+    if found:
+        return found
+    texts = [p for f in folders for p in _files(f) if p.suffix in TEXT_SUFFIXES]
+    if texts:
+        return texts
+    where = dataset_dir if dataset_dir is not None else "the dataset"
+    raise InputError(
+        f"no documents for index {key!r}: no {key}.txt under {where}, no input files in "
+        f"{project}; name them in eval_config.yaml: documents: {{{key}: path}}"
+    )
+
+
+def plan_keys(
+    root: Path,
+    indexes: dict[str, str],
+    keys: list[str],
+    *,
+    template: str | None,
+    documents: dict[str, str],
+    dataset_dir: Path | None,
+    config_path: Path,
+    skip: list[Path] | None = None,
+) -> list[KeyPlan]:
+    """Each key's plan; InputError (naming the config and key) for a missing template or
+    a key without documents, before anything is built."""
+
+    def under_root(value: str) -> Path:
+        path = Path(value)
+        return path if path.is_absolute() else root / path
+
+    source = under_root(template) if template else None
+    if source is not None and settings_file(source) is None:
+        names = "/".join(SETTINGS_FILES)
+        raise InputError(f"{config_path}: indexes_template: {source} has no {names}")
+    unknown = [k for k in documents if k not in indexes]
+    if unknown:
+        raise InputError(f"{config_path}: documents: {unknown[0]!r} is not a key under indexes")
+    plans = []
+    problems = []
+    for key in keys:
+        project = under_root(indexes[key]).resolve()
+        gap = index_gap(project)
+        plan = KeyPlan(key, project, gap, template=source, new=settings_file(project) is None)
+        if gap is not None:
+            given = under_root(documents[key]) if key in documents else None
+            try:
+                plan.documents = find_documents(key, project, given, dataset_dir, skip or [])
+            except InputError as exc:
+                problems.append(str(exc))
+        plans.append(plan)
+    if problems:
+        raise InputError(f"{config_path}: " + "; ".join(problems))
+    return plans

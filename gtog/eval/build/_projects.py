@@ -1,0 +1,64 @@
+"""Make a key's graphrag project: settings from a template project or `gtog init`'s defaults,
+and its documents in the input folder. Nothing that is there already is overwritten."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from gtog._project import SETTINGS_FILES, settings_file
+from gtog.eval.build._plan import KeyPlan, raw_settings
+
+__all__ = ["TEMPLATE_PARTS", "init_defaults", "make_project"]
+
+TEMPLATE_PARTS = (*SETTINGS_FILES, "prompts", ".env")
+"""What a project takes from the template (the first settings file found)."""
+
+
+def _from_template(template: Path, project: Path) -> None:
+    settings = settings_file(template)
+    assert settings is not None  # checked when planning
+    shutil.copy2(settings, project / settings.name)
+    if (template / "prompts").is_dir():
+        shutil.copytree(template / "prompts", project / "prompts", dirs_exist_ok=True)
+    if (template / ".env").is_file() and not (project / ".env").exists():
+        shutil.copy2(template / ".env", project / ".env")
+
+
+def init_defaults(project: Path) -> None:
+    """graphrag's `init` (its default models) plus the ToG prompts and block, as `gtog init`."""
+    from graphrag.cli.initialize import initialize_project_at
+    from graphrag.config.defaults import DEFAULT_COMPLETION_MODEL, DEFAULT_EMBEDDING_MODEL
+
+    from gtog.tog._templates import add_tog_to_project
+
+    initialize_project_at(
+        project,
+        force=False,
+        model=DEFAULT_COMPLETION_MODEL,
+        embedding_model=DEFAULT_EMBEDDING_MODEL,
+    )
+    add_tog_to_project(project)
+
+
+def make_project(plan: KeyPlan) -> list[Path]:
+    """Create `plan.project` if it has no settings file, and copy its documents into its
+    input folder (a file already there is kept). Returns the documents copied."""
+    project = plan.project
+    if settings_file(project) is None:
+        project.mkdir(parents=True, exist_ok=True)
+        if plan.template is not None:
+            _from_template(plan.template, project)
+        else:
+            init_defaults(project)
+    block = raw_settings(project).get("input_storage") or {}
+    base = Path(str(block.get("base_dir") or "input")) if isinstance(block, dict) else Path("input")
+    folder = base if base.is_absolute() else project / base
+    folder.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for doc in plan.documents:
+        target = folder / doc.name
+        if not target.exists():
+            shutil.copy2(doc, target)
+            copied.append(target)
+    return copied

@@ -1,0 +1,100 @@
+"""The engine cache: an index's engines are built when its first question starts and
+released when its last one is done, so a run holds the indexes in flight, not all of them.
+
+Indexes are opened in one worker thread (with its own event loop): reading the tables and
+building graphrag's engines is disk and CPU work that would otherwise stall the questions
+of the other indexes on the run's event loop. One thread, not many: each thread allocates
+from its own malloc arena, and memory freed in many arenas is not given back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from gtog.eval.run._answers import AnswerBook
+from gtog.eval.run._state import EvalRun
+from gtog.search._outcome import SearchEngine
+
+__all__ = ["Engines"]
+
+logger = logging.getLogger(__name__)
+
+Built = SearchEngine | BaseException
+
+
+class Engines:
+    """Engines built per (index, method): opened per index, released per index."""
+
+    def __init__(self, run: EvalRun) -> None:
+        self._run = run
+        self._built: dict[tuple[str, str], Built] = {}
+        # (an answers file's method needs no engine: `get` hands back its answers)
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.opened: list[str] = []
+        """Index keys in the order they were opened (one entry per opening)."""
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gtog-index")
+
+    async def _build_all(self, key: str, methods: list[str]) -> dict[str, Built]:
+        project = self._run.projects[key]
+        out: dict[str, Built] = {}
+        for method in methods:
+            plan = self._run.run_methods[method]
+            try:
+                if plan.http is not None:
+                    from gtog.search._http import build_http_engine
+
+                    out[method] = build_http_engine(method, plan.http, key, project)
+                    continue
+                out[method] = await plan.entry.build(project, plan.options)
+            except Exception as exc:  # recorded per question; the run goes on
+                logger.exception("could not build the %s engine for %s", method, key)
+                out[method] = exc
+        project.release()  # the engines hold what they use of the tables
+        return out
+
+    async def open(self, key: str, methods: Iterable[str]) -> None:
+        """Build the engines of `methods` on index `key` that are not built yet."""
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            wanted = [
+                m
+                for m in dict.fromkeys(methods)
+                if m not in self._run.answers and (key, m) not in self._built
+            ]
+            if not wanted:
+                return
+            start = time.perf_counter()
+            loop = asyncio.get_running_loop()
+            built = await loop.run_in_executor(
+                self._pool, asyncio.run, self._build_all(key, wanted)
+            )
+            self._built.update({(key, m): e for m, e in built.items()})
+            self.opened.append(key)
+            logger.info(
+                "index %s: %s engine(s) built in %.1f s",
+                key,
+                ", ".join(wanted),
+                time.perf_counter() - start,
+            )
+
+    def get(self, key: str, method: str) -> SearchEngine | AnswerBook | BaseException:
+        """The engine of `method` on index `key` (an answers file's answers; the build's
+        exception if it could not be built). `open` it first."""
+        if method in self._run.answers:
+            return self._run.answers[method]
+        return self._built[(key, method)]
+
+    def release(self, key: str) -> None:
+        """Drop index `key`'s engines and tables (built again if opened again)."""
+        for slot in [s for s in self._built if s[0] == key]:
+            del self._built[slot]
+        self._run.projects[key].release()
+        logger.info("index %s: released", key)
+
+    def close(self) -> None:
+        """Stop the build thread (after the run)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,305 @@
+"""LLM-as-judge metrics: correctness, faithfulness, relevance, completeness.
+
+Each judge renders its prompt and asks for `{"score": 0|1, "reason": ...}` through the
+shared structured-reply helper (`gtog.llm._replies.ask_json`): a verdict counts only when the reply
+states a score of exactly 0 or 1 (an echoed `"score": 0 or 1` is no verdict); an
+unusable reply is asked once more, then recorded as that metric's error. A judge that
+fails records an error ("unscored"), never a score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, field_validator
+
+from gtog._errors import InputError, describe_exception
+from gtog._prompts import placeholders, render_prompt
+from gtog.eval.scoring._base import Judgement, PromptSet, ScorerBase, register_scorer
+from gtog.llm._cache import draw
+from gtog.llm._errors import fatal_reason
+from gtog.llm._models import ChatModel
+from gtog.llm._replies import ask_json, exact_choice, optional_text, parse_json_reply
+from gtog.llm._usage import UsageMeter, metering
+
+if TYPE_CHECKING:
+    from gtog.eval._dataset import QAItem
+
+__all__ = [
+    "ALL_METRICS",
+    "FIELDS",
+    "JudgeParseError",
+    "Judgement",
+    "LLMJudge",
+    "PromptSet",
+    "Verdict",
+    "judge",
+    "judge_panel",
+    "judge_trials",
+    "load_prompts",
+    "parse_verdict",
+    "render",
+]
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "correctness": ("question", "ground_truth", "predicted"),
+    "faithfulness": ("context", "answer"),
+    "relevance": ("question", "context"),
+    "completeness": ("question", "answer"),
+}
+"""The placeholders each judge prompt takes."""
+
+ALL_METRICS = tuple(FIELDS)
+"""The LLM judges, in the order they are reported."""
+
+_NEEDS = {"ground_truth": "reference", "predicted": "answer"}
+
+
+class Verdict(BaseModel):
+    """A judge reply: an explicit score of 0 or 1 and a reason."""
+
+    score: Literal[0, 1]
+    reason: str | None = None
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _exact(cls, value: Any) -> Any:
+        return exact_choice(value, (0, 1), "score")
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return optional_text(value)
+
+
+class JudgeParseError(ValueError):
+    """A judge reply without an explicit 0/1 score."""
+
+
+def load_prompts(prompts_dir: Path | None = None) -> PromptSet:
+    """Built-in prompts, each replaced by `<prompts_dir>/<metric>.txt` where present."""
+    templates: dict[str, str] = {}
+    builtin = resources.files("gtog.eval.scoring") / "prompts"
+    for metric in ALL_METRICS:
+        custom = prompts_dir / f"{metric}.txt" if prompts_dir else None
+        if custom is not None and custom.is_file():
+            text = custom.read_text(encoding="utf-8")
+            missing = [f for f in FIELDS[metric] if f not in placeholders(text)]
+            if missing:
+                raise InputError(f"{custom}: prompt lacks placeholder {{{missing[0]}}}")
+        else:
+            text = (builtin / f"{metric}.txt").read_text(encoding="utf-8")
+        templates[metric] = text
+    return PromptSet(templates)
+
+
+def render(template: str, **values: str) -> str:
+    """Fill `{name}` placeholders (gtog's one renderer; JSON braces stay as they are)."""
+    return render_prompt(template, values)
+
+
+def parse_verdict(text: str) -> tuple[int, str | None]:
+    """`(score, reason)` from a judge reply; JudgeParseError if it states no 0/1 score."""
+    verdict, why = parse_json_reply(text, Verdict)
+    if verdict is None:
+        raise JudgeParseError(why or "no score")
+    return verdict.score, verdict.reason
+
+
+def _usage(meter: UsageMeter) -> dict[str, Any]:
+    """The judgement's usage fields from a meter of its calls."""
+    tally = meter.tally
+    return {
+        "llm_calls": tally.total_calls,
+        "prompt_tokens": tally.total_prompt_tokens,
+        "output_tokens": tally.total_output_tokens,
+        "cost_usd": tally.cost_usd,
+        "cached_calls": tally.cached_calls,
+        "usd_saved": tally.cached_usd,
+    }
+
+
+async def judge(
+    metric: str,
+    model: ChatModel,
+    prompts: PromptSet,
+    values: dict[str, str],
+    *,
+    temperature: float = 0.0,
+    max_tokens: int = 300,
+    json_mode: bool = True,
+    attempts: int = 2,
+    timeout: float | None = None,
+) -> Judgement:
+    """Run one judge; an unusable reply is asked again once, then the metric is unscored.
+
+    A fatal provider error (401/403/404) is raised so the run can stop; any other failure,
+    including `timeout` seconds passing, is this metric's error.
+    """
+    prompt = render_prompt(prompts.templates[metric], values)
+    with metering() as meter:  # what every attempt spent, also when a later one times out
+        try:
+            reply = await asyncio.wait_for(
+                ask_json(
+                    model,
+                    prompt,
+                    Verdict,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    structured=json_mode,
+                    attempts=attempts,
+                    category=metric,
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            return Judgement.unscored(f"timed out after {timeout:g} s", **_usage(meter))
+        except Exception as exc:
+            if fatal_reason(exc) is not None:
+                raise
+            return Judgement.unscored(describe_exception(exc), **_usage(meter))
+    usage = _usage(meter)
+    if reply.value is None:
+        why = (reply.error or "").removeprefix("unusable reply: ")
+        return Judgement.unscored(
+            f"unparseable judge reply (no explicit 0/1 score): {why}", **usage
+        )
+    return Judgement(score=reply.value.score, reason=reply.value.reason, **usage)
+
+
+def _total(verdicts: list[Judgement], **fields: Any) -> Judgement:
+    """A judgement whose calls, tokens and cost add up those of `verdicts` (no score yet)."""
+    costs = [v.cost_usd for v in verdicts]
+    return Judgement(
+        llm_calls=sum(v.llm_calls for v in verdicts),
+        prompt_tokens=sum(v.prompt_tokens for v in verdicts),
+        output_tokens=sum(v.output_tokens for v in verdicts),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        cached_calls=sum(v.cached_calls for v in verdicts),
+        usd_saved=sum(v.usd_saved for v in verdicts),
+        **fields,
+    )
+
+
+def _majority(out: Judgement, verdicts: list[Judgement], asked: str) -> Judgement:
+    """`out` with the score more than half of `verdicts` gave (`asked`: what they are,
+    "trials" or "judges"), or unscored: all failed, a tie, or no majority of those asked."""
+    scored = [v for v in verdicts if v.score is not None]
+    if not scored:
+        out.error = f"all {len(verdicts)} {asked} failed: {verdicts[0].error}"[:500]
+        return out
+    ones = sum(1 for v in scored if v.score == 1)
+    zeros = len(scored) - ones
+    if ones == zeros:
+        out.error = f"tie: {ones} of {len(scored)} scored {asked} said 1, {zeros} said 0"
+        return out
+    winner, votes = (1, ones) if ones > zeros else (0, zeros)
+    if 2 * votes <= len(verdicts):  # a majority of those asked, not of those that answered
+        failed = len(verdicts) - len(scored)
+        out.error = (
+            f"no majority: {votes} of {len(verdicts)} {asked} said {winner} "
+            f"({failed} failed: {next(v.error for v in verdicts if v.error)})"
+        )[:500]
+        return out
+    out.score = winner
+    out.reason = next(v.reason for v in scored if v.score == out.score)
+    return out
+
+
+async def judge_trials(
+    metric: str,
+    model: ChatModel,
+    prompts: PromptSet,
+    values: dict[str, str],
+    *,
+    trials: int = 1,
+    **kwargs: Any,
+) -> Judgement:
+    """`judge` asked `trials` times: the score a majority of the `trials` gave; unscored
+    ("tie: ...", "no majority: ...") when no score has more than half of the trials.
+
+    Calls, tokens and cost add up over the trials; `votes` keeps each trial's score.
+    """
+
+    async def trial(n: int) -> Judgement:
+        with draw("trial", n):  # each trial a sample of its own (cache key)
+            return await judge(metric, model, prompts, values, **kwargs)
+
+    verdicts = await asyncio.gather(*(trial(n) for n in range(1, max(1, trials) + 1)))
+    if len(verdicts) == 1:
+        return verdicts[0]
+    out = _total(verdicts, votes=[v.score for v in verdicts])
+    return _majority(out, verdicts, "trials")
+
+
+async def judge_panel(
+    metric: str,
+    panel: dict[str, ChatModel],
+    prompts: PromptSet,
+    values: dict[str, str],
+    **kwargs: Any,
+) -> Judgement:
+    """`judge_trials` asked of every model of a panel: the score a strict majority of the
+    models gave (no majority, counting the models that failed: unscored); `panel` keeps
+    each model's judgement, and calls, tokens and cost add up over the models."""
+    names = list(panel)
+    verdicts = list(
+        await asyncio.gather(
+            *(judge_trials(metric, panel[n], prompts, values, **kwargs) for n in names)
+        )
+    )
+    out = _total(verdicts, panel=dict(zip(names, verdicts, strict=True)))
+    return _majority(out, verdicts, "judges")
+
+
+class LLMJudge(ScorerBase):
+    """An LLM judge as a scorer: the run's judge model, prompts and trials, per index."""
+
+    uses_llm = True
+    binary = True
+
+    async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
+        """The majority verdict of `setup.trials` judge calls (with a panel, the majority
+        of its models' verdicts); unscored on any failure."""
+        setup = self.setup
+        if (setup.model is None and not setup.panel) or setup.prompts is None:
+            return Judgement.unscored("no judge model configured")
+        values = {
+            "question": item.question,
+            "ground_truth": item.reference,
+            "predicted": answer,
+            "answer": answer,
+            "context": context,
+        }
+        if any(values[f] is None for f in FIELDS[self.name]):
+            return Judgement.unscored(
+                "no saved context to judge (output.save_intermediate was off)"
+            )
+        asked = {f: str(values[f]) for f in FIELDS[self.name]}
+        sampling: dict[str, Any] = {
+            "trials": setup.trials,
+            "temperature": setup.temperature,
+            "max_tokens": setup.max_tokens,
+            "json_mode": setup.structured_output,
+            "timeout": setup.timeout,
+        }
+        if setup.panel:
+            return await judge_panel(self.name, setup.panel, setup.prompts, asked, **sampling)
+        return await judge_trials(self.name, setup.model, setup.prompts, asked, **sampling)
+
+
+for _metric, _fields in FIELDS.items():
+    register_scorer(
+        type(
+            f"{_metric.title()}Judge",
+            (LLMJudge,),
+            {
+                "name": _metric,
+                "needs": frozenset(_NEEDS.get(f, f) for f in _fields),
+                "__doc__": f"The {_metric} LLM judge.",
+            },
+        )
+    )

@@ -1,0 +1,111 @@
+"""Which provider errors a retry can escape, and which stop the run at once."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gtog._errors import FatalRunError
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag_llm.config import ModelConfig
+
+__all__ = [
+    "PERMANENT_ERRORS",
+    "TRANSIENT_ERRORS",
+    "ModelFatalError",
+    "as_fatal",
+    "fatal_reason",
+    "transient",
+    "with_transient_retries",
+]
+
+TRANSIENT_ERRORS = (
+    "RateLimitError",  # 429
+    "InternalServerError",  # 500
+    "BadGatewayError",  # 502
+    "ServiceUnavailableError",  # 503
+    "Timeout",  # 408, 504, a request that timed out
+    "APIConnectionError",  # a dropped or refused connection
+)
+"""LiteLLM's names for the errors a later attempt can escape: these are retried."""
+
+PERMANENT_ERRORS = (
+    "BadRequestError",
+    "UnsupportedParamsError",
+    "ContextWindowExceededError",
+    "ContentPolicyViolationError",
+    "ImageFetchError",
+    "InvalidRequestError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "UnprocessableEntityError",
+    "APIError",
+    "APIResponseValidationError",
+    "BudgetExceededError",
+)
+"""graphrag_llm's default `exceptions_to_skip` without the transient errors: these fail at
+the first attempt (401/403/404 then stop the run, see `fatal_reason`)."""
+
+_FATAL_STATUS = {
+    401: "the key was refused: check api_key (or the environment variable it names)",
+    403: "the key may not use this model: check the key's permissions or the model",
+    404: "the model or endpoint does not exist: check model and api_base",
+}
+
+
+class ModelFatalError(FatalRunError):
+    """A provider error that stops the run: the key, the permission or the model is wrong."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def fatal_reason(exc: BaseException) -> int | None:
+    """The HTTP status of an error that retrying cannot fix (401, 403, 404), else None."""
+    if isinstance(exc, ModelFatalError):
+        return exc.status
+    status = getattr(exc, "status_code", None)
+    name = type(exc).__name__
+    by_name = {"AuthenticationError": 401, "PermissionDeniedError": 403, "NotFoundError": 404}
+    if name in by_name:
+        return by_name[name]
+    return status if status in _FATAL_STATUS else None
+
+
+def as_fatal(exc: BaseException, model_id: str, config: ModelConfig) -> BaseException:
+    """`exc` as a `ModelFatalError` naming the model when it is fatal, else `exc` itself."""
+    status = fatal_reason(exc)
+    if status is None or isinstance(exc, ModelFatalError):
+        return exc
+    where = f" at {config.api_base}" if config.api_base else ""
+    return ModelFatalError(
+        f"model {model_id!r} ({config.model_provider}/{config.model}{where}) answered "
+        f"{status}: {_FATAL_STATUS[status]}",
+        status,
+    )
+
+
+def transient(config: ModelConfig) -> ModelConfig:
+    """`config` whose retry (if any) also retries transient errors, unless it names its own."""
+    retry = config.retry
+    if retry is None or "exceptions_to_skip" in (retry.model_extra or {}):
+        return config
+    retry = retry.model_copy(update={"exceptions_to_skip": list(PERMANENT_ERRORS)})
+    return config.model_copy(update={"retry": retry})
+
+
+def with_transient_retries(config: GraphRagConfig) -> GraphRagConfig:
+    """Every model of `config` retrying 429, 500, 502, 503, 504, timeouts and dropped
+    connections with its configured backoff (graphrag_llm's default skips 503 and dropped
+    connections); a retry block that names `exceptions_to_skip` is left as it is.
+
+    Done through graphrag_llm's own retry (`exceptions_to_skip`): no second retry loop.
+    Changes `config`'s model tables in place and returns `config`.
+    """
+    for models in (config.completion_models, config.embedding_models):
+        for model_id, model in list(models.items()):
+            models[model_id] = transient(model)
+    return config

@@ -1,0 +1,131 @@
+"""The gate every gtog model request passes before it is sent: cache, then limits.
+
+`CallGate` is a graphrag_cache `Cache` given to every completion and embedding model gtog
+creates (`gtog.llm._models`), so graphrag_llm's own cache middleware asks it first, for
+chat and embeddings, asynchronous and synchronous calls alike, below graphrag's engines,
+ToG and the judges. During a run (`model_calls(...)`, a context variable):
+
+- a request whose reply is stored is answered from the store, marked `gtog_cached` (the
+  meter counts it with its recorded usage, as cached);
+- otherwise, if a limit of the run or of the current pair is reached, the request is
+  refused (`LimitReached`); else it goes out, and graphrag_llm stores its reply here.
+
+Outside a run (no `model_calls` block) the gate lets every request through and keeps
+nothing. Its file reads and writes happen in a worker thread when called on the main
+thread's event loop, so the loop never waits on the disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from graphrag_cache import Cache
+
+from gtog.llm._budget import Budget, refusal, run_budget
+from gtog.llm._cache import CallStore
+
+__all__ = ["CALL_GATE", "CallGate", "RunCalls", "current_calls", "model_calls"]
+
+logger = logging.getLogger(__name__)
+
+CACHED_MARK = "gtog_cached"
+"""The field a replayed response carries (True)."""
+
+
+@dataclass
+class RunCalls:
+    """What the model calls of one run share: the cache store (None: off)."""
+
+    store: CallStore | None = None
+    write_errors: int = 0
+
+
+_calls: ContextVar[RunCalls | None] = ContextVar("gtog_run_calls", default=None)
+
+
+@contextmanager
+def model_calls(calls: RunCalls | None, budget: Budget | None = None) -> Iterator[None]:
+    """Route the requests made inside the block through `calls`' cache, and charge them
+    to `budget` (the run's limits)."""
+    token = _calls.set(calls)
+    try:
+        with run_budget(budget):
+            yield
+    finally:
+        _calls.reset(token)
+
+
+def current_calls() -> RunCalls | None:
+    """The current run's call settings, if any."""
+    return _calls.get()
+
+
+async def _blocking(fn: Any, *args: Any) -> Any:
+    """`fn(*args)`, in a worker thread when on the main thread (its event loop)."""
+    if threading.current_thread() is threading.main_thread():
+        return await asyncio.to_thread(fn, *args)
+    return fn(*args)
+
+
+def _replayable(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("response"), dict)
+
+
+class CallGate(Cache):
+    """graphrag_llm's cache for gtog's models: the run's store, then the run's limits."""
+
+    def __init__(self, *, storage: Any = None, **kwargs: Any) -> None:
+        """No storage of its own: the store is the current run's."""
+
+    async def get(self, key: str) -> Any:
+        """The stored reply of `key`, marked as replayed; else None (send the request), or
+        `LimitReached` when a limit forbids sending it."""
+        calls = _calls.get()
+        if calls is not None and calls.store is not None:
+            value = await _blocking(calls.store.get, key)
+            if _replayable(value):
+                return {**value, "response": {**value["response"], CACHED_MARK: True}}
+        refused = refusal()
+        if refused is not None:
+            raise refused
+        return None
+
+    async def set(self, key: str, value: Any, debug_data: dict | None = None) -> None:
+        """Keep a reply that came from the provider (a failure to write costs only money)."""
+        calls = _calls.get()
+        if calls is None or calls.store is None or not _replayable(value):
+            return
+        try:
+            await _blocking(calls.store.put, key, value)
+        except OSError as exc:
+            calls.write_errors += 1
+            if calls.write_errors == 1:
+                logger.warning("model-call cache: cannot write to %s: %s", calls.store.root, exc)
+
+    async def has(self, key: str) -> bool:
+        """True when the current run's store holds `key`."""
+        calls = _calls.get()
+        if calls is None or calls.store is None:
+            return False
+        return bool(await _blocking(calls.store.__contains__, key))
+
+    async def delete(self, key: str) -> None:
+        """Entries are never deleted one by one (delete the folder to clear the cache)."""
+
+    async def clear(self) -> None:
+        """Nothing: delete the cache folder to clear it."""
+
+    def child(self, name: str) -> Cache:
+        """The same gate (keys already name the model)."""
+        return self
+
+
+CALL_GATE = CallGate()
+"""The one gate every model gtog creates is given."""

@@ -1,0 +1,79 @@
+"""An HTTP method's settings (`http_methods:` in eval_config.yaml): the config model only.
+
+Kept apart from `gtog.search._http` (the client, which imports graphrag) so that reading a
+config stays quick.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from gtog._errors import InputError
+
+__all__ = ["PLACEHOLDERS", "USAGE_FIELDS", "HttpEndpoint"]
+
+PLACEHOLDERS = ("question", "index_key", "question_id")
+USAGE_FIELDS = ("llm_calls", "prompt_tokens", "output_tokens", "cost_usd")
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class HttpEndpoint(BaseModel):
+    """One `http_methods` entry: where to ask, what to send, where the answer is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    body: Any = Field(default_factory=lambda: {"query": "{question}"})
+    """Any JSON; `{question}`, `{index_key}`, `{question_id}` filled in its strings."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """`${VAR}` is the environment variable's value (never logged, never in the spec)."""
+    answer: str = "response"
+    context: str | None = None
+    usage: dict[Literal["llm_calls", "prompt_tokens", "output_tokens", "cost_usd"], str] = Field(
+        default_factory=dict
+    )
+    timeout: float = Field(default=120.0, gt=0)
+    """Seconds per request (each retry has its own)."""
+    retry: dict[str, Any] | None = None
+    """graphrag_llm's retry settings (type, max_retries, base_delay, ...); absent: the
+    index's local_search model's."""
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http:// or https:// address")
+        if _ENV.search(value):
+            raise ValueError("no ${VAR} in the url (it is written in the spec); use a header")
+        return value
+
+    @field_validator("retry")
+    @classmethod
+    def _retry(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            from graphrag_llm.config import RetryConfig
+
+            RetryConfig.model_validate(value)
+        return value
+
+    def spec(self) -> dict[str, Any]:
+        """What the answers depend on: url, body and paths (not the headers: secrets)."""
+        return self.model_dump(mode="json", include={"url", "body", "answer", "context", "usage"})
+
+    def variables(self) -> list[str]:
+        """The environment variables the headers name."""
+        return list(dict.fromkeys(v for h in self.headers.values() for v in _ENV.findall(h)))
+
+    def expanded_headers(self, environ: Mapping[str, str], where: str) -> dict[str, str]:
+        """The headers with `${VAR}` expanded; InputError naming an unset variable."""
+        out = {}
+        for name, value in self.headers.items():
+            missing = [v for v in _ENV.findall(value) if v not in environ]
+            if missing:
+                raise InputError(f"{where}.headers.{name}: ${{{missing[0]}}} is not set")
+            out[name] = _ENV.sub(lambda m: environ[m.group(1)], value)
+        return out

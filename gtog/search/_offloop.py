@@ -1,0 +1,249 @@
+"""Context building off the event loop, and per-question graph attributes.
+
+graphrag's context builders are synchronous (the query embedding, the vector search, the
+tables) and run inside the async `search`, stalling every other question on the event
+loop. `OffLoopSearch` fetches the query's embedding asynchronously (the same graphrag_llm
+model, through its `embedding_async`; `QueryEmbedder` hands it to the builder), builds the
+rest of the context (CPU only) in a worker thread, and hands it to the engine's own
+`search` through `PrebuiltContext` (keyed by a context variable).
+
+graphrag's local context builder writes `attributes["links"]` into the shared relationship
+objects; `QuestionAttributes` keeps those writes per question, so a context depends on its
+question only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+from collections.abc import Iterator, MutableMapping
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+from graphrag.query.structured_search.base import SearchResult
+
+from gtog._internals import model_config_of
+from gtog.llm._ahead import take_ahead
+from gtog.llm._usage import meter_embedding
+
+__all__ = [
+    "OffLoopSearch",
+    "PrebuiltContext",
+    "QueryEmbedder",
+    "QuestionAttributes",
+    "context_threads",
+    "count_embedding",
+    "prefetched_embedding",
+]
+
+
+_prebuilt: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "gtog_prebuilt_context", default=None
+)
+_executor: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
+    "gtog_context_executor", default=None
+)
+
+
+_embedded: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar(
+    "gtog_query_embedding", default=None
+)
+
+
+@contextmanager
+def context_threads(size: int = 1) -> Iterator[Executor]:
+    """Build search contexts in `size` worker threads (for tasks started inside the block).
+
+    Building a context is CPU work under Python's interpreter lock once the query's
+    embedding is fetched: one thread builds them in turn, each at full speed, where many
+    would share the lock and all finish late.
+    """
+    pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="gtog-context")
+    token = _executor.set(pool)
+    try:
+        yield pool
+    finally:
+        _executor.reset(token)
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+_overlay: contextvars.ContextVar[dict[int, dict[str, Any]] | None] = contextvars.ContextVar(
+    "gtog_question_attributes", default=None
+)
+
+
+class QuestionAttributes(MutableMapping[str, Any]):
+    """A graph object's `attributes` whose writes during a question stay with that question.
+
+    Reads see the indexed attributes plus the current question's writes; outside a
+    question (no overlay set) it is a plain shared dict.
+    """
+
+    def __init__(self, base: dict[str, Any] | None) -> None:
+        self._base = dict(base or {})
+
+    def _mine(self, create: bool = False) -> dict[str, Any] | None:
+        overlay = _overlay.get()
+        if overlay is None:
+            return None
+        if create:
+            return overlay.setdefault(id(self), {})
+        return overlay.get(id(self))
+
+    def __getitem__(self, key: str) -> Any:
+        mine = self._mine()
+        if mine is not None and key in mine:
+            return mine[key]
+        return self._base[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        mine = self._mine(create=True)
+        (self._base if mine is None else mine)[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        mine = self._mine()
+        if mine is not None and key in mine:
+            del mine[key]
+        else:
+            del self._base[key]
+
+    def __iter__(self) -> Iterator[str]:
+        mine = self._mine() or {}
+        yield from self._base
+        yield from (k for k in mine if k not in self._base)
+
+    def __len__(self) -> int:
+        mine = self._mine() or {}
+        return len(self._base) + sum(1 for k in mine if k not in self._base)
+
+
+class PrebuiltContext:
+    """A context builder that returns the context prebuilt for the current question.
+
+    Wraps graphrag's builder; without a prebuilt context it builds one as usual.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def build_context(self, *args: Any, **kwargs: Any) -> Any:
+        """The prebuilt context, else the wrapped builder's (awaitable if the builder's is)."""
+        ready = _prebuilt.get()
+        if ready is None:
+            return self.inner.build_context(*args, **kwargs)
+        if inspect.iscoroutinefunction(self.inner.build_context):
+            return _ready(ready)
+        return ready
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def _ready(value: Any) -> Any:
+    return value
+
+
+def prefetched_embedding(text: str, response: Any) -> None:
+    """Hand `response` to a `QueryEmbedder` asked for `input=[text]` in this task."""
+    _embedded.set((text, response))
+
+
+class QueryEmbedder:
+    """A context builder's embedding model that answers the current question's query
+    with the embedding fetched for it beforehand (other texts: the model itself)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def embedding(self, **kwargs: Any) -> Any:
+        """The prefetched response for `input=[query]`, else the model's own call."""
+        ready = _embedded.get()
+        if ready is not None and kwargs == {"input": [ready[0]]}:
+            return ready[1]
+        response = None
+        if set(kwargs) == {"input"}:
+            response = take_ahead(model_config_of(self.inner), kwargs["input"])
+        if response is None:
+            response = self.inner.embedding(**kwargs)
+        count_embedding(self.inner, response, kwargs.get("input"))
+        return response
+
+    async def embed_async(self, text: str) -> Any:
+        """Embed one text with the model's async call (or take the run's preflight
+        embedding of it), counted in the current meter."""
+        response = take_ahead(model_config_of(self.inner), [text])
+        if response is None:
+            response = await self.inner.embedding_async(input=[text])
+        count_embedding(self.inner, response, [text])
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class OffLoopSearch:
+    """An engine whose synchronous context building stays off the event loop.
+
+    `search` fetches the query's embedding asynchronously (when the builder has a
+    `text_embedder`), builds the context in a worker thread (`context_threads`' pool, else
+    the loop's default executor), then runs the engine's own `search`, whose builder hands
+    that context back.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self._builder = engine.context_builder
+        engine.context_builder = PrebuiltContext(self._builder)
+        embedder = getattr(self._builder, "text_embedder", None)
+        self._embedder = QueryEmbedder(embedder) if embedder is not None else None
+        if self._embedder is not None:
+            self._builder.text_embedder = self._embedder
+        relationships = getattr(self._builder, "relationships", None)
+        if isinstance(relationships, dict):
+            for rel in relationships.values():
+                rel.attributes = QuestionAttributes(rel.attributes)
+
+    async def search(self, query: str, **kwargs: Any) -> SearchResult:
+        """Build the context in a thread, then search with it.
+
+        A builder whose `build_context` is a coroutine (and calls no model) is run to its
+        end in the thread.
+        """
+        build = functools.partial(
+            self._builder.build_context,
+            query=query,
+            conversation_history=None,
+            **kwargs,
+            **self.engine.context_builder_params,
+        )
+        if inspect.iscoroutinefunction(self._builder.build_context):
+            build = functools.partial(_run_to_end, build)
+        loop = asyncio.get_running_loop()
+        question = contextvars.copy_context()
+        question.run(_overlay.set, {})
+        if self._embedder is not None and query:
+            response = await self._embedder.embed_async(query)
+            question.run(_embedded.set, (query, response))
+        context = await loop.run_in_executor(_executor.get(), question.run, build)
+        token = _prebuilt.set(context)
+        try:
+            return await self.engine.search(query, **kwargs)
+        finally:
+            _prebuilt.reset(token)
+
+
+def count_embedding(model: Any, response: Any, texts: Any) -> None:
+    """Count a graphrag_llm embedding request in the current question's meter."""
+    config = model_config_of(model)
+    if config is None:
+        return
+    listed = [texts] if isinstance(texts, str) else [str(t) for t in texts or []]
+    meter_embedding(response, config, listed, getattr(model, "tokenizer", None))
+
+
+def _run_to_end(build: Any) -> Any:
+    """Run an async context build that makes no model call, in this (worker) thread."""
+    return asyncio.run(build())
