@@ -76,7 +76,7 @@ def estimate_table(data: dict[str, Any]) -> Table:
 
 
 def _show(est: Estimate, run: EvalRun, console: Console) -> None:
-    from gtog.eval.estimate import write_estimate
+    from gtog.eval.estimate._estimate import write_estimate
 
     path = write_estimate(run.output_dir, est)
     data = est.as_json()
@@ -90,7 +90,7 @@ def _show(est: Estimate, run: EvalRun, console: Console) -> None:
 
 def show_bounds(run: EvalRun, console: Console) -> None:
     """Bound the run's cost (no model call), print it and write estimate.json."""
-    from gtog.eval.estimate import estimate_bounds
+    from gtog.eval.estimate._estimate import estimate_bounds
     from gtog.llm._models import run_sync
 
     _show(run_sync(estimate_bounds(run)), run, console)
@@ -100,7 +100,7 @@ def run_pilot(run: EvalRun, k: int, quiet: bool, console: Console) -> int:
     """Run `k` questions per method, extrapolate, print and write estimate.json; the exit
     code (1: the pilot stopped, 130: interrupted)."""
     from gtog.cli._progress import run_with_progress
-    from gtog.eval.estimate import estimate_pilot
+    from gtog.eval.estimate._estimate import estimate_pilot
     from gtog.eval.estimate._pilot import pilot_questions
 
     qids = pilot_questions(run, k)

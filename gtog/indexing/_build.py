@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["IndexOutcome", "cut_warning", "index_project", "load_index_config"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 _PATTERNS = {"text": r".*\.txt$", "csv": r".*\.csv$", "json": r".*\.json$", "jsonl": r".*\.jsonl$"}
 """graphrag's default input file pattern per `input.type`."""

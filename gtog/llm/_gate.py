@@ -33,7 +33,7 @@ from gtog.llm._cache import CallStore
 
 __all__ = ["CALL_GATE", "CallGate", "RunCalls", "current_calls", "model_calls"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 CACHED_MARK = "gtog_cached"
 """The field a replayed response carries (True)."""

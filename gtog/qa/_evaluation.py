@@ -41,7 +41,7 @@ __all__ = [
 ]
 T = TypeVar("T")
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec")
 
 

@@ -195,7 +195,7 @@ async def build_tog(project: Project, options: dict[str, Any]) -> SearchEngine:
     try:
         store = in_memory(project.vector_store(entity_description_embedding))
     except Exception:  # linking works without it (titles, then no embedding fallback)
-        logging.getLogger(__name__).warning(
+        logging.getLogger(__name__.replace("._", ".")).warning(
             "%s: no entity-description embedding store; ToG links by titles only",
             project.root,
             exc_info=True,
@@ -224,7 +224,7 @@ def _text_unit_store(project: Project) -> Any:
     try:
         return in_memory(project.vector_store(text_unit_text_embedding))
     except Exception as exc:
-        logging.getLogger(__name__).warning(
+        logging.getLogger(__name__.replace("._", ".")).warning(
             "%s: no text-unit embedding store (%s); text-guided ToG ranks by entity descriptions",
             project.root,
             exc,

@@ -60,7 +60,7 @@ __all__ = [
     "build_http_engine",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ __all__ = [
     "vector_size_problems",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 LOCAL_CHAT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"

@@ -26,7 +26,7 @@ from gtog._internals import vector_row_data
 
 __all__ = ["MAX_BYTES", "MemoryVectors", "in_memory"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 MAX_BYTES = 64 * 2**20
 """Largest vector table (rows x dimensions x 4 bytes) copied into memory."""

@@ -16,7 +16,7 @@ from gtog.tog._settings import ToGSettings, load_tog_settings
 
 __all__ = ["tog_search"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 
 def _open_store(config: GraphRagConfig, root: Path | None, name: str) -> VectorStore | None:

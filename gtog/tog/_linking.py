@@ -16,7 +16,7 @@ from gtog.tog._run import QueryRun
 
 __all__ = ["Linking", "Mentions", "link_topic_entities", "parse_mentions"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ __all__ = ["CATEGORIES", "Fallback", "QueryRun"]
 
 T = TypeVar("T", bound=BaseModel)
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 CATEGORIES = PROMPT_NAMES
 """Every usage category; a search reports those of its variant (`ToGSettings.stages`)."""

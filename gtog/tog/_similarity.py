@@ -17,7 +17,7 @@ from graphrag_vectors import VectorStore
 
 __all__ = ["VectorLookup", "cosine", "unit_vector"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 
 def unit_vector(vector: Sequence[float] | np.ndarray | None) -> np.ndarray | None:

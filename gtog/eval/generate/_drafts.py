@@ -9,7 +9,6 @@ by `<prompts_dir>/<name>.txt` (its placeholders are checked).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -21,6 +20,7 @@ from gtog._errors import InputError
 from gtog._prompts import placeholders, render_prompt
 from gtog.eval.generate._evidence import Evidence, locate
 from gtog.eval.generate._sources import Source
+from gtog.eval.scoring._base import PromptSet
 from gtog.llm._replies import exact_choice, optional_text
 
 __all__ = [
@@ -55,18 +55,8 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
-class GenerationPrompts:
-    """The generation prompt templates, and a hash that identifies them."""
-
-    templates: dict[str, str]
-
-    @property
-    def fingerprint(self) -> str:
-        """Hash of every template."""
-        h = hashlib.sha256()
-        for name in sorted(self.templates):
-            h.update(name.encode() + b"\0" + self.templates[name].encode() + b"\0")
-        return h.hexdigest()[:16]
+class GenerationPrompts(PromptSet):
+    """The generation prompt templates, and a hash that identifies them (`fingerprint`)."""
 
 
 def load_generation_prompts(prompts_dir: Path | None = None) -> GenerationPrompts:

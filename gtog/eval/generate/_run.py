@@ -49,7 +49,7 @@ CHECK_MAX_TOKENS = 300
 CACHE_FOLDER = ".gtog-generate"
 """Beside the output, the kept calls (a hidden folder: a dataset search passes it over)."""
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 
 @dataclass

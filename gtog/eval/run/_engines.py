@@ -21,7 +21,7 @@ from gtog.search._outcome import SearchEngine
 
 __all__ = ["Engines"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 Built = SearchEngine | BaseException
 

@@ -54,7 +54,7 @@ from gtog.search._offloop import context_threads
 
 __all__ = ["ProgressHook", "run_evaluation", "run_evaluation_async"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 
 async def _judge(run: EvalRun, item: QAItem, record: MethodRecord, context: str | None) -> None:

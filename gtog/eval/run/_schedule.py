@@ -21,7 +21,7 @@ from gtog.search._outcome import SearchEngine
 
 __all__ = ["IndexSchedule"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 
 class IndexSchedule:

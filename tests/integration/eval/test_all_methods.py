@@ -249,7 +249,17 @@ def test_variants_and_answers_shard_merge_and_rescore(
         root / "mine.jsonl",
         [{"question_id": q, "answer": "Maren Holt"} for q in ("lh-01", "lh-02")],
     )
-    args = ("eval", "--root", str(root), "--index-key", "lighthouse", "--limit", "2", "-q")
+    args = (
+        "eval",
+        "--root",
+        str(root),
+        "--no-cache",
+        "--index-key",
+        "lighthouse",
+        "--limit",
+        "2",
+        "-q",
+    )
     for i in range(2):
         shard = gtog(*args, "--shard", f"{i}/2")
         assert shard.returncode == 0, shard.stderr

@@ -28,7 +28,7 @@ def test_eval_runs_local_and_basic_and_writes_both_files(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
     root = make_eval_root(tmp_path, example_indexes)
-    result = gtog("eval", "--root", str(root), "--limit", "4")
+    result = gtog("eval", "--root", str(root), "--no-cache", "--limit", "4")
     assert result.returncode == 0, result.stderr
     assert "local" in result.stdout and "basic" in result.stdout  # the summary table
     detailed, summary = load_results(root)

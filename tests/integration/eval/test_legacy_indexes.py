@@ -148,7 +148,7 @@ def test_an_embedding_model_of_another_size_stops_the_run_before_any_question(
     older = legacy_index(example_indexes["lighthouse"], tmp_path / "lh", "2.x", prefix="proj")
     root = make_eval_root(tmp_path, {"lighthouse": older}, methods=("local", "basic"))
     llm_server.embedding_dims = 32
-    result = _run(root, "-q")
+    result = _run(root, "-q", "--no-cache")
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if "-d vectors, but" in line]
     assert len(lines) == 2, result.stderr  # one per table: local's and basic's
@@ -161,7 +161,7 @@ def test_an_embedding_model_of_another_size_stops_the_run_before_any_question(
 
     llm_server.embedding_dims = 64
     llm_server.clear_log()
-    result = _run(root, "-q")
+    result = _run(root, "-q", "--no-cache")
     assert result.returncode == 0, result.stderr
     detailed, _ = load_results(root)
     assert all(e.get("error") is None for q in detailed["results"] for e in q["methods"].values())

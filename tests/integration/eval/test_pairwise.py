@@ -87,7 +87,7 @@ def test_a_method_that_never_answers_loses_every_comparison_and_results_group_by
         "pairwise: {criteria: [comprehensiveness], trials: 1}\n"
         "dataset:\n  path: qa.json\n  group_by: [type]\n",
     )
-    args = ("eval", "--root", str(root), "-k", "lighthouse", "--limit", "4", "-q")
+    args = ("eval", "--root", str(root), "--no-cache", "-k", "lighthouse", "--limit", "4", "-q")
     result = gtog(*args)
     assert result.returncode == 0, result.stderr
     detailed, summary = load_results(root)

@@ -17,7 +17,7 @@ def test_skip_judges_then_rescore_makes_no_search_or_embedding_request(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
-    args = ("eval", "--root", str(root), "-k", "lighthouse", "--limit", "3", "-q")
+    args = ("eval", "--root", str(root), "--no-cache", "-k", "lighthouse", "--limit", "3", "-q")
     answered = gtog(*args, "--skip-judges")
     assert answered.returncode == 0, answered.stderr
     assert not [e for e in llm_server.chat_log() if (e.rule or "").startswith("judge:")]

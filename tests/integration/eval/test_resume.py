@@ -52,7 +52,7 @@ def test_resume_after_sigkill_runs_only_what_is_missing(
     time.sleep(4 * llm_server.delay)  # let the server finish replies the killed run left open
     llm_server.delay = 0.0
     llm_server.clear_log()
-    result = gtog("eval", "--root", str(root), "--limit", "4", "--resume", "-q")
+    result = gtog("eval", "--root", str(root), "--no-cache", "--limit", "4", "--resume", "-q")
     assert result.returncode == 0, result.stderr
     assert f"{16 - len(landed)} to run, {len(landed)} already done" in result.stderr
 
@@ -72,7 +72,7 @@ def test_resume_after_sigkill_runs_only_what_is_missing(
 
     # resuming a finished run asks the model nothing
     llm_server.clear_log()
-    again = gtog("eval", "--root", str(root), "--limit", "4", "--resume", "-q")
+    again = gtog("eval", "--root", str(root), "--no-cache", "--limit", "4", "--resume", "-q")
     assert again.returncode == 0, again.stderr
     assert llm_server.chat_log() == []
     assert "0 to run, 16 already done" in again.stderr

@@ -44,7 +44,7 @@ def test_user_folder_runs_unchanged_with_evidence(
         "response_type: {tog: One Short Sentence, local: Multiple Paragraphs}\n",
     )
     before = {p.relative_to(root): p.read_bytes() for p in (root / "eval").rglob("*.json")}
-    result = gtog("eval", "--root", str(root), "-q")
+    result = gtog("eval", "--root", str(root), "--no-cache", "-q")
     assert result.returncode == 0, result.stderr
     assert "7 questions x 3 methods" in result.stderr
     warning = next(line for line in result.stderr.splitlines() if "warning:" in line)
@@ -110,7 +110,7 @@ def test_user_folder_runs_unchanged_with_evidence(
         if out not in p.parents
     }
     assert after == before
-    again = gtog("eval", "--root", str(root), "--resume", "-q")
+    again = gtog("eval", "--root", str(root), "--no-cache", "--resume", "-q")
     assert again.returncode == 0, again.stderr
     said = " ".join(again.stderr.split())  # rich wraps long lines
     assert "7 questions x 3 methods (tog, local, basic); 0 to run, 21 already done" in said
