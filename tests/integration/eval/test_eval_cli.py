@@ -158,7 +158,9 @@ def test_one_failed_search_or_judge_does_not_stop_the_run(
         ),
     ]
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
-    result = gtog("eval", "--root", str(root), "--imdb-key", "lighthouse", "--limit", "3", "-q")
+    result = gtog(
+        "eval", "--root", str(root), "--no-cache", "--imdb-key", "lighthouse", "--limit", "3", "-q"
+    )
     assert result.returncode == 0, result.stderr
     detailed, summary = load_results(root)
     by_id = {q["question_id"]: q["methods"] for q in detailed["results"]}

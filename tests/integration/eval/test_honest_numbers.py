@@ -167,6 +167,7 @@ def _interrupt_after(root: Path, records: int, *args: str) -> subprocess.Complet
             "-j",
             "1",
             "-q",
+            "--no-cache",  # a replayed call would finish the run before the Ctrl-C
             *args,
         ],
         env=subprocess_env(),
@@ -197,7 +198,16 @@ def test_ctrl_c_writes_results_that_say_partial_and_never_mix_two_judges(
     assert 2 <= run["pairs_done"] < 8
     assert f"partial: {run['pairs_done']} of 8 pairs (interrupted)" in stopped.stdout
     resumed = gtog(
-        "eval", "--root", str(root), "-k", "lighthouse", "--limit", "4", "--resume", "-q"
+        "eval",
+        "--root",
+        str(root),
+        "--no-cache",
+        "-k",
+        "lighthouse",
+        "--limit",
+        "4",
+        "--resume",
+        "-q",
     )
     assert resumed.returncode == 0, resumed.stderr
     _, summary = load_results(root)
