@@ -9,6 +9,7 @@ the configured scorers per index from a `ScoringSetup` and runs them (`score_ans
 Head-to-head judging fits as a `PairScorer`. Add a metric with `register_scorer`.
 """
 
+# Imported for their registrations: each adds its metrics to SCORERS.
 import gtog.eval.scoring._assertions
 import gtog.eval.scoring._lexical
 import gtog.eval.scoring._reference  # noqa: F401
