@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gtog.local._weights import CHAT_MODEL_NAME, EMBEDDING_MODEL_NAME, assemble_chat_weights
@@ -23,9 +24,12 @@ __all__ = [
     "DEFAULT_CTX",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_SEED",
+    "REPEAT_CUT",
     "BackendError",
+    "LoopCut",
     "ModelBackend",
     "log",
+    "repeated_tail",
 ]
 
 DEFAULT_CTX = 8192
@@ -34,6 +38,12 @@ DEFAULT_MAX_TOKENS = 1024
 DEFAULT_REPEAT_PENALTY = 1.1
 """llama.cpp's usual default; llama-cpp-python's chat API defaults to 1.0, with which the
 1.5B model loops more often in graphrag's entity extraction."""
+REPEAT_CUT = 64
+"""A reply whose last this many tokens already appeared, verbatim, earlier in the same reply
+is looping: the server ends it there and drops the repeated copy (0: never). The 1.5B model
+at temperature 0 lists graphrag's extraction records once, then lists them again until
+max_tokens (3,000 tokens of one 900-token list, 11 minutes on 2 cores); a record repeating
+one description (~30 tokens) is not a loop."""
 DEFAULT_SEED = 0
 """The sampling seed of every chat request that sets none.
 
@@ -51,12 +61,14 @@ class ModelBackend:
         chat: bool = True,
         embeddings: bool = True,
         repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
+        repeat_cut: int = REPEAT_CUT,
         seed: int = DEFAULT_SEED,
         reuse_prefix: bool = False,
     ) -> None:
         threads = threads or min(2, os.cpu_count() or 1)
         self.n_ctx = n_ctx
         self.repeat_penalty = repeat_penalty
+        self.repeat_cut = repeat_cut
         self.seed = seed
         self.reuse_prefix = reuse_prefix
         """Keep the previous request's prompt tokens evaluated (faster, not reproducible)."""
@@ -105,6 +117,13 @@ class ModelBackend:
         fmt = _response_format(body.get("response_format"))
         if fmt is not None:
             args["response_format"] = fmt
+        loop = (
+            LoopCut(self.repeat_cut, self.llm.token_eos(), self._piece) if self.repeat_cut else None
+        )
+        if loop is not None:
+            from llama_cpp import LogitsProcessorList
+
+            args["logits_processor"] = LogitsProcessorList([loop])
         with self.chat_lock:
             started = time.monotonic()
             if not self.reuse_prefix:
@@ -116,14 +135,25 @@ class ModelBackend:
                 raise BackendError(400, str(error), "context_length_exceeded") from error
             usage = result.get("usage") or {}
             choice = result["choices"][0]
+            cut = ""
+            if loop is not None and loop.kept is not None:
+                text = self.llm.detokenize(loop.kept).decode("utf-8", errors="ignore")
+                choice["message"]["content"] = text.rstrip()
+                choice["finish_reason"] = "stop"
+                cut = f" (looping: cut at token {len(loop.kept)})"
+            args.pop("logits_processor", None)
             log(
                 f"chat {usage.get('prompt_tokens')}+{usage.get('completion_tokens')} tokens "
                 f"in {time.monotonic() - started:.1f}s"
-                f"{' json' if fmt else ''} finish={choice.get('finish_reason')}"
+                f"{' json' if fmt else ''} finish={choice.get('finish_reason')}{cut}"
                 f" request={_digest(args)} reply={_digest(choice['message'].get('content'))}"
             )
         result["model"] = body.get("model") or CHAT_MODEL_NAME
         return result
+
+    def _piece(self, token: int) -> str:
+        assert self.llm is not None
+        return self.llm.detokenize([token]).decode("utf-8", errors="ignore")
 
     # -- embeddings ---------------------------------------------------------------------
     def embed(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -156,6 +186,51 @@ class ModelBackend:
             "model": body.get("model") or EMBEDDING_MODEL_NAME,
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
+
+
+def repeated_tail(generated: Sequence[int], k: int) -> bool:
+    """True when the last `k` of `generated` tokens already appeared, in order, earlier."""
+    import numpy as np
+
+    tokens = np.asarray(generated)
+    n = len(tokens)
+    if k <= 0 or n < k + 1:
+        return False
+    tail = tokens[n - k :]
+    starts = np.flatnonzero(tokens[: n - k] == tail[0])
+    return any(np.array_equal(tokens[i : i + k], tail) for i in starts)
+
+
+class LoopCut:
+    """A llama.cpp logits processor that ends a reply once it repeats itself (`REPEAT_CUT`).
+
+    On the first step it notes where the reply starts; once the reply's last `k` tokens
+    repeat an earlier run of it, it keeps the reply up to that copy and through the end
+    of the line the copy began in (`kept`: a record the model was finishing is kept whole),
+    and then allows only the end-of-text token, so the model stops there. `piece(token)`
+    is a token's text.
+    """
+
+    def __init__(self, k: int, eos: int, piece: Callable[[int], str] = str) -> None:
+        self.k, self.eos, self.piece = k, eos, piece
+        self.start: int | None = None
+        self.kept: list[int] | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.start is None:
+            self.start = len(input_ids)
+        generated = [int(t) for t in input_ids[self.start :]]
+        if self.kept is None and repeated_tail(generated, self.k):
+            copy = len(generated) - self.k
+            line_end = next(
+                (i + 1 for i, t in enumerate(generated[copy:]) if "\n" in self.piece(t)), 0
+            )
+            self.kept = generated[: copy + line_end]
+        if self.kept is not None:
+            eos = scores[self.eos]
+            scores[:] = -float("inf")
+            scores[self.eos] = eos if eos > -float("inf") else 0.0
+        return scores
 
 
 def _digest(value: Any) -> str:

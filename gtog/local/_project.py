@@ -22,7 +22,9 @@ LOCAL_MAX_TOKENS = 3000
 """Output tokens a local indexing reply may use. The server's own cap (1,024 when a request
 sets none) cut 7 of 8 extraction replies of a 1,000-word text; an extraction prompt of a
 300-token chunk is ~2,100 tokens, so 3,000 more still fit the 8,192-token context (and
-llama.cpp trims the cap to what is left of it)."""
+llama.cpp trims the cap to what is left of it). Those replies were long because the model
+listed its records again and again; the server now ends a reply that repeats itself
+(`gtog.local._backend.REPEAT_CUT`), so most end far below this."""
 
 _SETTINGS = """\
 ### graphrag settings for the bundled local model (written by `gtog init --local`).
@@ -41,7 +43,7 @@ completion_models:
     api_key: gtog-local-no-key   # the local server takes any key
     call_args:
       temperature: 0
-      max_tokens: {max_tokens}         # room for a whole extraction reply (the server caps at 1024)
+      max_tokens: {max_tokens}         # room for a whole extraction reply (default: 1024)
       timeout: 1800
     retry:
       type: immediate
