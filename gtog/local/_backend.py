@@ -43,7 +43,8 @@ REPEAT_CUT = 64
 is looping: the server ends it there and drops the repeated copy (0: never). The 1.5B model
 at temperature 0 lists graphrag's extraction records once, then lists them again until
 max_tokens (3,000 tokens of one 900-token list, 11 minutes on 2 cores); a record repeating
-one description (~30 tokens) is not a loop."""
+one description (~30 tokens) is not a loop. Replies held to a JSON grammar
+(`response_format`) are never cut: the grammar does not allow them to end mid-object."""
 DEFAULT_SEED = 0
 """The sampling seed of every chat request that sets none.
 
@@ -117,9 +118,9 @@ class ModelBackend:
         fmt = _response_format(body.get("response_format"))
         if fmt is not None:
             args["response_format"] = fmt
-        loop = (
-            LoopCut(self.repeat_cut, self.llm.token_eos(), self._piece) if self.repeat_cut else None
-        )
+        # A reply held to a JSON grammar cannot end mid-object: it is never cut.
+        cut_loops = bool(self.repeat_cut) and fmt is None
+        loop = LoopCut(self.repeat_cut, self.llm.token_eos(), self._piece) if cut_loops else None
         if loop is not None:
             from llama_cpp import LogitsProcessorList
 
