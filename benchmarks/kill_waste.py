@@ -1,12 +1,19 @@
 """What twenty `kill -9`s cost: model requests of a killed-and-resumed run against an
 uninterrupted one, with the model-call cache and without (`--no-cache`).
 
-The run of tests/integration/eval/test_failsafe.py's twenty-kills test: the two example
-stories indexed with real graphrag against the scripted server (replies after 50 ms), 10
-questions x local and basic, the four judges, `-j 2`; killed (SIGKILL) in even rounds as
-soon as a reply is written, in odd rounds as soon as a record lands, then resumed, until
-every pair is done or 20 kills. Every request the server sees is counted, the killed
-runs' included.
+Two runs over the two example stories, indexed with real graphrag against the scripted
+server (replies after 50 ms), 10 questions, the four judges, `-j 2`:
+
+- `small`: local and basic (20 pairs), the run of tests/integration/eval/test_failsafe.py's
+  twenty-kills test, killed with the cache and with `--no-cache`;
+- `study`: the example study's five methods, tog (width 2, depth 2), local, basic, global
+  and drift (50 pairs), killed with the cache.
+
+Each is killed (SIGKILL) in even rounds as soon as a new request reaches the server (one is
+then always in flight), in odd rounds as soon as a record lands, then resumed, until every
+pair is done or 20 kills. Every request the server sees is counted, the killed runs'
+included; a request is "repeated" when the server saw the same one before (kind, text and
+body).
 
     python benchmarks/kill_waste.py [--record]
 """
@@ -32,13 +39,17 @@ sys.path.insert(0, str(REPO))
 RESULTS = "kill_waste.json"
 
 
-def _config(root: Path, indexes: dict[str, Path]) -> Path:
+CASES = {"small": ("local", "basic"), "study": ("tog", "local", "basic", "global", "drift")}
+QUESTIONS = 10
+
+
+def _config(root: Path, indexes: dict[str, Path], methods: tuple[str, ...]) -> Path:
     root.mkdir(parents=True)
     shutil.copy(REPO / "eval" / "qa_eval.json", root / "qa.json")
     lines = "\n".join(f"  {k}: {p}" for k, p in indexes.items())
     (root / "eval_config.yaml").write_text(
-        f"dataset:\n  path: qa.json\nindexes:\n{lines}\nmethods: [local, basic]\n"
-        "output:\n  dir: results\nconcurrency: 4\n"
+        f"dataset:\n  path: qa.json\nindexes:\n{lines}\nmethods: [{', '.join(methods)}]\n"
+        "output:\n  dir: results\nconcurrency: 4\ntog_search: {width: 2, depth: 2}\n"
     )
     return root
 
@@ -56,7 +67,7 @@ def _landed(checkpoint: Path) -> int:
     return len(keys)
 
 
-def _killed_run(server: Any, root: Path, extra: list[str]) -> dict[str, int]:
+def _killed_run(server: Any, root: Path, pairs: int, extra: list[str]) -> dict[str, Any]:
     from tests.support.projects import subprocess_env
 
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
@@ -64,7 +75,7 @@ def _killed_run(server: Any, root: Path, extra: list[str]) -> dict[str, int]:
     server.clear_log()
     kills = 0
     for round_ in range(40):
-        if _landed(checkpoint) == 20 or kills == 20:
+        if _landed(checkpoint) == pairs or kills == 20:
             break
         before, requests = _landed(checkpoint), len(server.chat_log())
         cmd = base + (["--resume"] if checkpoint.exists() else [])
@@ -90,51 +101,63 @@ def _killed_run(server: Any, root: Path, extra: list[str]) -> dict[str, int]:
 
 
 def _repeats(log: list[Any]) -> dict[str, Any]:
-    """Requests sent more than once (the same body): the waste, by the server's rule."""
+    """Requests sent more than once (same kind, text and body): by the server's rule."""
     seen: set[str] = set()
     by_rule: dict[str, int] = {}
     for entry in log:
-        body = json.dumps(entry.request, sort_keys=True, default=str)
+        body = json.dumps([entry.kind, entry.prompt, entry.request], sort_keys=True, default=str)
         if body in seen:
             rule = entry.rule or entry.kind
             by_rule[rule] = by_rule.get(rule, 0) + 1
         seen.add(body)
-    return {"distinct": len(seen), "repeated_by_rule": dict(sorted(by_rule.items()))}
+    return {
+        "distinct": len(seen),
+        "repeated": sum(by_rule.values()),
+        "repeated_by_rule": dict(sorted(by_rule.items())),
+    }
 
 
 def run() -> dict[str, Any]:
     from tests.support.projects import index_project, subprocess_env, write_project
     from tests.support.scripted_server import ScriptedServer
-    from tests.support.world import default_rules
+    from tests.support.tog_rules import tog_rules
+    from tests.support.world import default_rules, judge_rules
 
+    rules = default_rules()
+    rules[len(judge_rules()) : len(judge_rules())] = tog_rules()
     work = Path(tempfile.mkdtemp(prefix="gtog-kills-"))
+    out: dict[str, Any] = {}
     try:
-        with ScriptedServer(default_rules()) as server:
+        with ScriptedServer(rules) as server:
             indexes = {}
             for key in ("lighthouse", "orchard"):
                 indexes[key] = write_project(work / key, key, server.base_url)
                 index_project(indexes[key])
             server.delay = 0.05
-            server.clear_log()
-            whole = _config(work / "whole", indexes)
-            subprocess.run(
-                [sys.executable, "-m", "gtog", "eval", "--root", str(whole), "-j", "2", "-q"],
-                env=subprocess_env(),
-                check=True,
-                capture_output=True,
-            )
-            uninterrupted = len(server.log)
-            whole_repeats = _repeats(server.log)
-            cached = _killed_run(server, _config(work / "cached", indexes), [])
-            bare = _killed_run(server, _config(work / "bare", indexes), ["--no-cache"])
+            for case, methods in CASES.items():
+                pairs = QUESTIONS * len(methods)
+                server.clear_log()
+                whole = _config(work / case / "whole", indexes, methods)
+                cmd = [sys.executable, "-m", "gtog", "eval", "--root", str(whole), "-j", "2"]
+                subprocess.run([*cmd, "-q"], env=subprocess_env(), check=True, capture_output=True)
+                time.sleep(0.2)
+                uninterrupted = len(server.log)
+                result: dict[str, Any] = {
+                    "methods": list(methods),
+                    "pairs": pairs,
+                    "uninterrupted": {"requests": uninterrupted, **_repeats(server.log)},
+                }
+                variants = {"with_cache": []}
+                if case == "small":
+                    variants["without_cache"] = ["--no-cache"]
+                for name, extra in variants.items():
+                    root = _config(work / case / name, indexes, methods)
+                    killed = _killed_run(server, root, pairs, extra)
+                    result[name] = {**killed, "ratio": round(killed["requests"] / uninterrupted, 3)}
+                out[case] = result
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return {
-        "uninterrupted_requests": uninterrupted,
-        "uninterrupted_repeats": whole_repeats,
-        "with_cache": {**cached, "ratio": round(cached["requests"] / uninterrupted, 3)},
-        "without_cache": {**bare, "ratio": round(bare["requests"] / uninterrupted, 3)},
-    }
+    return out
 
 
 def main() -> None:

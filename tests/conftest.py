@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ["NO_PROXY"] = "127.0.0.1,localhost"
 
-from tests.support.projects import TEST_API_KEY, index_project, write_project
+from tests.support.projects import TEST_API_KEY, index_project, retarget, write_project
 from tests.support.scripted_server import ScriptedServer
 from tests.support.world import default_rules
 
@@ -46,13 +48,36 @@ def llm_server(_session_server: ScriptedServer) -> Iterator[ScriptedServer]:
 
 @pytest.fixture(scope="session")
 def example_indexes(
-    _session_server: ScriptedServer, tmp_path_factory: pytest.TempPathFactory
+    _session_server: ScriptedServer, tmp_path_factory: pytest.TempPathFactory, worker_id: str
 ) -> dict[str, Path]:
-    """Real graphrag projects of the two example stories, indexed against the server."""
+    """Real graphrag projects of the two example stories, indexed against the server.
+
+    Indexed once per test run: the first xdist worker builds them (the others wait on a
+    lock), each worker copies them and points the copy at its own server (the server's
+    rules are the same, so are the indexes).
+    """
     base = tmp_path_factory.mktemp("indexes")
+    if worker_id == "master":
+        return _built_examples(base, _session_server.base_url)
+    shared = tmp_path_factory.getbasetemp().parent / "example-indexes"
+    shared.mkdir(exist_ok=True)
+    with open(shared / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / ".built").exists():
+            _built_examples(shared, _session_server.base_url)
+            (shared / ".built").touch()
     projects = {}
     for key in EXAMPLE_KEYS:
-        root = write_project(base / key, key, _session_server.base_url)
+        shutil.copytree(shared / key, base / key)
+        retarget(base / key, _session_server.base_url)
+        projects[key] = base / key
+    return projects
+
+
+def _built_examples(base: Path, api_base: str) -> dict[str, Path]:
+    projects = {}
+    for key in EXAMPLE_KEYS:
+        root = write_project(base / key, key, api_base)
         index_project(root)
         projects[key] = root
     return projects

@@ -13,7 +13,7 @@ import contextlib
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 
@@ -283,25 +283,31 @@ class EmbeddingModel:
 
 def gated_completion(model_config: ModelConfig) -> LLMCompletion:
     """graphrag_llm's completion model for `model_config`, its requests passing the call
-    gate (the run's cache and limits, `gtog.llm._gate`)."""
+    gate (the run's cache and limits, `gtog.llm._gate`), an identical request in flight
+    shared (`gtog.llm._flights`)."""
     from graphrag_llm.completion import create_completion
 
+    from gtog.llm._flights import SharedModel
     from gtog.llm._gate import CALL_GATE
 
-    return create_completion(
+    inner = create_completion(
         model_config, cache=CALL_GATE, cache_key_creator=key_creator("chat", model_config)
     )
+    return cast("LLMCompletion", SharedModel(inner, "chat", model_config))
 
 
 def gated_embedding(model_config: ModelConfig) -> LLMEmbedding:
-    """graphrag_llm's embedding model for `model_config`, through the call gate."""
+    """graphrag_llm's embedding model for `model_config`, through the call gate, an
+    identical request in flight shared."""
     from graphrag_llm.embedding import create_embedding
 
+    from gtog.llm._flights import SharedModel
     from gtog.llm._gate import CALL_GATE
 
-    return create_embedding(
+    inner = create_embedding(
         model_config, cache=CALL_GATE, cache_key_creator=key_creator("embedding", model_config)
     )
+    return cast("LLMEmbedding", SharedModel(inner, "embedding", model_config))
 
 
 def chat_model_from_config(config: GraphRagConfig, model_id: str) -> ChatModel:

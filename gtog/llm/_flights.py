@@ -1,0 +1,92 @@
+"""Identical requests in flight share one reply: the second waits for the first's.
+
+The model-call cache (`gtog.llm._gate`) answers a request whose reply is stored. A request
+identical to one still in flight (two methods embedding the same question at once, two
+judges reading the same answer) would find nothing stored and be sent again: paid twice.
+`SharedModel` wraps a graphrag_llm model so that, during a run with the cache on, such a
+request waits for the first one's reply instead; the reply it gets is marked as replayed
+(`gtog_cached`), so the meter counts it as a cached call, its usage recorded, not paid.
+
+Requests are the same when their cache keys are (`gtog.llm._cache.call_key`: model,
+request, repeat number, draw). Sharing is per event loop and for asynchronous calls only.
+When the first request fails (an error, a limit of its own pair, a cancellation) the
+waiting ones are sent themselves: a failure is never shared. Streamed requests, and every
+request outside a run or with `--no-cache`, go straight through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from gtog.llm._cache import call_key
+from gtog.llm._gate import CACHED_MARK, current_calls
+
+if TYPE_CHECKING:
+    from graphrag_llm.config import ModelConfig
+
+__all__ = ["SharedModel", "shared_call"]
+
+_flights: dict[tuple[int, str], asyncio.Future[Any]] = {}
+"""The requests in flight, by (event loop, cache key): each resolves to its reply, or to
+None when it failed."""
+
+
+def _replayed(response: Any) -> Any:
+    """A copy of `response` marked as replayed (its usage is counted as cached)."""
+    data = response.model_dump()
+    data[CACHED_MARK] = True
+    return type(response)(**data)
+
+
+async def shared_call(
+    kind: str, config: ModelConfig, request: dict[str, Any], send: Callable[[], Awaitable[Any]]
+) -> Any:
+    """`await send()`, unless an identical request is in flight: then its reply (replayed)."""
+    calls = current_calls()
+    shareable = calls is not None and calls.store is not None
+    if not shareable or request.get("stream") or request.get("mock_response"):
+        return await send()
+    loop = asyncio.get_running_loop()
+    slot = (id(loop), call_key(kind, config, request))
+    while (first := _flights.get(slot)) is not None:
+        response = await asyncio.shield(first)
+        if response is not None:
+            return _replayed(response)
+    flight: asyncio.Future[Any] = loop.create_future()
+    _flights[slot] = flight
+    response = None
+    try:
+        response = await send()
+        return response
+    finally:
+        if _flights.get(slot) is flight:
+            del _flights[slot]
+        flight.set_result(response)
+
+
+class SharedModel:
+    """A graphrag_llm completion or embedding model whose identical asynchronous requests
+    in flight share one reply; everything else is the wrapped model's."""
+
+    def __init__(self, inner: Any, kind: str, config: ModelConfig) -> None:
+        self._inner = inner
+        self._kind = kind
+        self.model_config = config
+        """The `ModelConfig` of the wrapped model (graphrag_llm keeps its own private)."""
+
+    async def completion_async(self, **kwargs: Any) -> Any:
+        """The wrapped model's `completion_async`, shared with an identical one in flight."""
+        return await shared_call(
+            self._kind, self.model_config, kwargs, lambda: self._inner.completion_async(**kwargs)
+        )
+
+    async def embedding_async(self, **kwargs: Any) -> Any:
+        """The wrapped model's `embedding_async`, shared with an identical one in flight."""
+        return await shared_call(
+            self._kind, self.model_config, kwargs, lambda: self._inner.embedding_async(**kwargs)
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
