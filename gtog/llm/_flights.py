@@ -34,10 +34,13 @@ None when it failed."""
 
 
 def _replayed(response: Any) -> Any:
-    """A copy of `response` marked as replayed (its usage is counted as cached)."""
-    data = response.model_dump()
-    data[CACHED_MARK] = True
-    return type(response)(**data)
+    """A copy of `response` marked as replayed (its usage is counted as cached).
+
+    A shallow copy: a structured reply's parsed model stays as it is (graphrag_llm's
+    responses allow extra fields, so the mark is one more)."""
+    shared = response.model_copy()
+    setattr(shared, CACHED_MARK, True)
+    return shared
 
 
 async def shared_call(

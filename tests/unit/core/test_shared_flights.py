@@ -108,3 +108,26 @@ def test_a_second_draw_is_a_new_sample_not_a_share(tmp_path: Path) -> None:
 
         asyncio.run(main())
     assert len(server.log) == 2
+
+
+def test_a_structured_reply_is_shared_with_its_parsed_model(tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    class Answer(BaseModel):
+        answer: str
+
+    reply = '{"answer": "the keeper"}'
+    with ScriptedServer([Rule("a", lambda r: True, lambda r: reply)], delay=0.3) as server:
+        chat, _ = _models(tmp_path, server.base_url)
+
+        async def main() -> list:
+            with model_calls(RunCalls(CallStore(tmp_path / "c"))):
+                return await asyncio.gather(
+                    *(chat.complete(ASK, response_format=Answer) for _ in range(2))
+                )
+
+        results = asyncio.run(main())
+    assert len(server.log) == 1
+    parsed = [response.formatted_response for response, _ in results]
+    assert parsed == [Answer(answer="the keeper")] * 2
+    assert sorted(bool(getattr(r, "gtog_cached", False)) for r, _ in results) == [False, True]
