@@ -5,7 +5,6 @@ prompt or method setting re-sends only the calls it changes."""
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import pytest

@@ -51,14 +51,14 @@ def test_identical_requests_in_flight_are_sent_once_with_the_cache(tmp_path: Pat
         meters: list[UsageMeter] = []
 
         async def main() -> list:
-            with model_calls(RunCalls(CallStore(tmp_path / "c") if cache else None)):
-                with metering() as meter:
-                    meters.append(meter)
-                    return await asyncio.gather(
-                        *(chat.chat(ASK) for _ in range(4)),
-                        chat.chat([{"role": "user", "content": "Another question?"}]),
-                        *(embed.embed(["the keeper"]) for _ in range(3)),
-                    )
+            store = CallStore(tmp_path / "c") if cache else None
+            with model_calls(RunCalls(store)), metering() as meter:
+                meters.append(meter)
+                return await asyncio.gather(
+                    *(chat.chat(ASK) for _ in range(4)),
+                    chat.chat([{"role": "user", "content": "Another question?"}]),
+                    *(embed.embed(["the keeper"]) for _ in range(3)),
+                )
 
         replies = asyncio.run(main())
     [meter] = meters
