@@ -105,7 +105,7 @@ def _repeats(log: list[Any]) -> dict[str, Any]:
     seen: set[str] = set()
     by_rule: dict[str, int] = {}
     for entry in log:
-        body = json.dumps([entry.kind, entry.prompt, entry.request], sort_keys=True, default=str)
+        body = entry.identity
         if body in seen:
             rule = entry.rule or entry.kind
             by_rule[rule] = by_rule.get(rule, 0) + 1

@@ -73,22 +73,21 @@ class SharedModel:
     """A graphrag_llm completion or embedding model whose identical asynchronous requests
     in flight share one reply; everything else is the wrapped model's."""
 
-    def __init__(self, inner: Any, kind: str, config: ModelConfig) -> None:
+    def __init__(self, inner: Any, config: ModelConfig) -> None:
         self._inner = inner
-        self._kind = kind
         self.model_config = config
         """The `ModelConfig` of the wrapped model (graphrag_llm keeps its own private)."""
 
     async def completion_async(self, **kwargs: Any) -> Any:
         """The wrapped model's `completion_async`, shared with an identical one in flight."""
         return await shared_call(
-            self._kind, self.model_config, kwargs, lambda: self._inner.completion_async(**kwargs)
+            "chat", self.model_config, kwargs, lambda: self._inner.completion_async(**kwargs)
         )
 
     async def embedding_async(self, **kwargs: Any) -> Any:
         """The wrapped model's `embedding_async`, shared with an identical one in flight."""
         return await shared_call(
-            self._kind, self.model_config, kwargs, lambda: self._inner.embedding_async(**kwargs)
+            "embedding", self.model_config, kwargs, lambda: self._inner.embedding_async(**kwargs)
         )
 
     def __getattr__(self, name: str) -> Any:

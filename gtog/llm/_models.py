@@ -293,7 +293,7 @@ def gated_completion(model_config: ModelConfig) -> LLMCompletion:
     inner = create_completion(
         model_config, cache=CALL_GATE, cache_key_creator=key_creator("chat", model_config)
     )
-    return cast("LLMCompletion", SharedModel(inner, "chat", model_config))
+    return cast("LLMCompletion", SharedModel(inner, model_config))
 
 
 def gated_embedding(model_config: ModelConfig) -> LLMEmbedding:
@@ -307,7 +307,7 @@ def gated_embedding(model_config: ModelConfig) -> LLMEmbedding:
     inner = create_embedding(
         model_config, cache=CALL_GATE, cache_key_creator=key_creator("embedding", model_config)
     )
-    return cast("LLMEmbedding", SharedModel(inner, "embedding", model_config))
+    return cast("LLMEmbedding", SharedModel(inner, model_config))
 
 
 def chat_model_from_config(config: GraphRagConfig, model_id: str) -> ChatModel:

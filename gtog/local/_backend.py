@@ -220,13 +220,14 @@ class LoopCut:
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         if self.start is None:
             self.start = len(input_ids)
-        generated = [int(t) for t in input_ids[self.start :]]
-        if self.kept is None and repeated_tail(generated, self.k):
-            copy = len(generated) - self.k
-            line_end = next(
-                (i + 1 for i, t in enumerate(generated[copy:]) if "\n" in self.piece(t)), 0
-            )
-            self.kept = generated[: copy + line_end]
+        if self.kept is None:
+            generated = [int(t) for t in input_ids[self.start :]]
+            if repeated_tail(generated, self.k):
+                copy = len(generated) - self.k
+                line_end = next(
+                    (i + 1 for i, t in enumerate(generated[copy:]) if "\n" in self.piece(t)), 0
+                )
+                self.kept = generated[: copy + line_end]
         if self.kept is not None:
             eos = scores[self.eos]
             scores[:] = -float("inf")

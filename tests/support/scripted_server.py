@@ -223,6 +223,11 @@ class LogEntry:
     end: float = 0.0
     """When the reply was written (0 until then); `time` is when it was decided."""
 
+    @property
+    def identity(self) -> str:
+        """What makes two logged requests the same request: kind, text and body."""
+        return json.dumps([self.kind, self.prompt, self.request], sort_keys=True, default=str)
+
 
 class ScriptedServer:
     """Threaded HTTP server answering OpenAI-style requests by rules."""

@@ -451,7 +451,7 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
     done = gtog("eval", "--root", str(whole), "-j", "2", "-q")
     assert done.returncode == 0, done.stderr
     uninterrupted = len(llm_server.log)
-    assert len(_distinct(llm_server.log)) == uninterrupted  # identical requests: sent once
+    assert len({e.identity for e in llm_server.log}) == uninterrupted  # each sent once
     llm_server.clear_log()
 
     root = make_eval_root(tmp_path, example_indexes)
@@ -491,15 +491,10 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
     assert sum(len(q["methods"]) for q in detailed["results"]) == 20
     time.sleep(4 * llm_server.delay)  # the replies a killed run left open are logged
     paid = len(llm_server.log)  # every request of every round, the killed ones' included
-    repeated = paid - len(_distinct(llm_server.log))
+    repeated = paid - len({e.identity for e in llm_server.log})
     # a kill loses what is in flight: one request by construction in the even rounds, the
     # other pair's in the odd ones (measured: 20 for 20 kills; without the cache, 118)
     assert repeated <= 2 * kills, (paid, repeated, uninterrupted, kills)
-
-
-def _distinct(log: list) -> set[str]:
-    """The different requests in a server log (kind, text and body)."""
-    return {json.dumps([e.kind, e.prompt, e.request], sort_keys=True, default=str) for e in log}
 
 
 class _Unprintable:

@@ -245,44 +245,17 @@ def test_force_after_a_change_reruns_what_changed_and_keeps_the_rest(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
-    assert (
-        gtog(
-            "eval", "--root", str(root), "--no-cache", "-k", "lighthouse", "--limit", "2", "-q"
-        ).returncode
-        == 0
-    )
+    args = ("eval", "--root", str(root), "--no-cache", "-k", "lighthouse", "--limit", "2", "-q")
+    assert gtog(*args).returncode == 0
     before, _ = load_results(root)
     digests = {m: e["searched_with"] for q in before["results"] for m, e in q["methods"].items()}
     assert all(digests.values())
     with (root / "eval_config.yaml").open("a") as f:
         f.write("basic_search: {k: 3}\n")
-    refused = gtog(
-        "eval",
-        "--root",
-        str(root),
-        "--no-cache",
-        "-k",
-        "lighthouse",
-        "--limit",
-        "2",
-        "--resume",
-        "-q",
-    )
+    refused = gtog(*args, "--resume")
     assert refused.returncode == 2 and "basic settings" in refused.stderr
     llm_server.clear_log()
-    forced = gtog(
-        "eval",
-        "--root",
-        str(root),
-        "--no-cache",
-        "-k",
-        "lighthouse",
-        "--limit",
-        "2",
-        "--resume",
-        "--force",
-        "-q",
-    )
+    forced = gtog(*args, "--resume", "--force")
     assert forced.returncode == 0, forced.stderr
     searched = [e for e in llm_server.chat_log() if e.rule == "search:answer"]
     assert len(searched) == 2  # basic's two answers again; local's kept
