@@ -41,7 +41,7 @@ def _plan_line(run: GenerationRun) -> str:
         f"gtog eval generate: {len(run.plans)} indexes x {len(o.classes)} classes "
         f"({', '.join(o.classes)}), {o.n} questions per class; {run.draft_calls} generation "
         f"calls + up to {checks} check calls ({len(run.cache.entries)} answers kept from "
-        f"earlier runs) -> {o.output}"
+        f"earlier runs) -> {o.output}" + (f"; prompts: {o.prompts_dir}" if o.prompts_dir else "")
     )
 
 
@@ -130,7 +130,7 @@ def generate_command(
         typer.Option(
             "--prompts",
             help="Folder of local.txt, global.txt, linked.txt, check.txt replacing the "
-            "built-in prompts.",
+            "built-in prompts (--local: those worded for the local model).",
         ),
     ] = None,
     model: Annotated[
@@ -152,6 +152,7 @@ def generate_command(
     """Generate questions (local, global, linked) with answers, evidence and assertions."""
     from gtog._errors import InputError
     from gtog._files import write_json_atomic
+    from gtog.eval.generate._drafts import local_model_prompts_dir
     from gtog.eval.generate._run import GenerateOptions, prepare_generation
     from gtog.llm._models import run_sync
 
@@ -178,6 +179,8 @@ def generate_command(
 
             plan = plan_local_server()
             options.model_overrides = plan.overrides
+            if options.prompts_dir is None:
+                options.prompts_dir = local_model_prompts_dir()
         try:
             run = run_sync(prepare_generation(options))
         except InputError as exc:

@@ -36,6 +36,7 @@ __all__ = [
     "check_prompt",
     "draft_prompt",
     "load_generation_prompts",
+    "local_model_prompts_dir",
 ]
 
 MIN_ASSERTIONS, MAX_ASSERTIONS = 3, 6
@@ -57,6 +58,12 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class GenerationPrompts(PromptSet):
     """The generation prompt templates, and a hash that identifies them (`fingerprint`)."""
+
+
+def local_model_prompts_dir() -> Path:
+    """The prompts worded for the 1.5B local model (`gtog eval generate --local`): its own
+    check.txt (one plain yes/no per verdict, the reason first); the others built in."""
+    return Path(str(resources.files("gtog.local") / "generate_prompts"))
 
 
 def load_generation_prompts(prompts_dir: Path | None = None) -> GenerationPrompts:

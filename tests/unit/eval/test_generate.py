@@ -18,6 +18,7 @@ from gtog.eval.generate._drafts import (
     check_prompt,
     draft_prompt,
     load_generation_prompts,
+    local_model_prompts_dir,
 )
 from gtog.eval.generate._evidence import locate, sentences
 from gtog.eval.generate._selection import near_duplicates, quotas, sample
@@ -166,6 +167,25 @@ def test_prompts_carry_the_source_and_custom_prompts_need_their_placeholders(
     assert custom.fingerprint != prompts.fingerprint
     with pytest.raises(InputError, match="not a folder"):
         load_generation_prompts(tmp_path / "missing")
+
+
+def test_the_local_models_check_prompt_asks_plain_questions_reason_first() -> None:
+    """`gtog eval generate --local`: the built-in check said "not answerable, guessable" to
+    every candidate the 1.5B model wrote (benchmarks/documents_to_decision.py)."""
+    builtin, local = load_generation_prompts(), load_generation_prompts(local_model_prompts_dir())
+    assert local.templates["check"] != builtin.templates["check"]
+    for name in ("local", "global", "linked"):
+        assert local.templates[name] == builtin.templates[name]
+    (source,) = local_sources("k", {"a": A}, 1, seed=0)
+    kept, _ = candidates_from(source, Drafts(questions=[_draft()]), 1)
+    text = check_prompt(local, kept[0])
+    assert text.index("Maren Holt kept the lighthouse.") < text.index("Question: ")
+    assert text.index('"reason"') < text.index('"answerable"') < text.index('"guessable"')
+    reply = '{"reason": "The evidence names her.", "answerable": 1, "guessable": 0}'
+    value, _ = parse_json_reply(reply, Check)
+    assert value is not None and (value.answerable, value.guessable) == (1, 0)
+    echoed = text.rsplit("Return JSON: ", 1)[1]  # the template's own example is no verdict
+    assert parse_json_reply(echoed, Check)[0] is None
 
 
 def test_a_check_verdict_must_be_stated() -> None:
