@@ -75,9 +75,10 @@ def example_indexes(
 
 
 def _built_examples(base: Path, api_base: str) -> dict[str, Path]:
-    projects = {}
-    for key in EXAMPLE_KEYS:
-        root = write_project(base / key, key, api_base)
-        index_project(root)
-        projects[key] = root
+    """Both stories indexed at once (two `gtog index` processes: the other workers wait)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    projects = {key: write_project(base / key, key, api_base) for key in EXAMPLE_KEYS}
+    with ThreadPoolExecutor(len(projects)) as pool:
+        list(pool.map(index_project, projects.values()))
     return projects

@@ -1,10 +1,15 @@
 """A fork server for the tests' `gtog` commands: real processes without the import wait.
 
 Every `gtog eval` a test runs is a separate process, as a user's is (its own argv, env,
-working folder, stdout and stderr, exit code, signals). Starting one costs ~4 s of CPU
-importing graphrag, LiteLLM and pandas, and the suite starts about two hundred. The
-zygote imports those once, then forks a child per command: the child sets the command's
-argv, environment and folder, runs `gtog.cli.main`, and exits with its code.
+working folder, stdout and stderr, exit code, signals). Starting one costs ~7 s of CPU
+importing graphrag, LiteLLM, pandas, scipy, OpenAI's and Azure's clients and what gtog's
+run, statistics and report use, and the suite starts about three hundred. The zygote
+imports those once (`_PRELOAD`), then forks a child per command: the child sets the
+command's argv, environment and folder, runs `gtog.cli.main`, and exits with its code.
+What a child still imports shows in `sys.modules` after a run; each second left there is
+paid again by every command (12 small `gtog eval` and `eval report` commands took 42.6 s
+forked from a zygote that preloaded only the CLI and graphrag's query engines, 13.8 s with
+this list, on 2 cores).
 
 What a fork cannot copy is kept out: the zygote starts no thread (LanceDB's background
 loop thread starts at its import, so LanceDB is imported by each child), and a command
@@ -52,10 +57,32 @@ _PRELOAD = (
     "gtog.tog._search",
     "gtog.qa",
     "graphrag.query.factory",
+    "graphrag.api",  # indexing's pipeline and workflows (`gtog index`)
     "graphrag.cli.main",
     "graphrag_llm.completion",
     "graphrag_llm.embedding",
     "litellm",
+    # what every `gtog eval` imports on its way (a child that imports them pays ~1.5 s of
+    # CPU each time): the run, its scorers, statistics and report, and their libraries
+    "gtog.eval.run._preparation",
+    "gtog.eval.run._loop",
+    "gtog.eval.run._outputs",
+    "gtog.eval.run._spending",
+    "gtog.eval.report._publish",
+    "gtog.eval.results._summary",
+    "gtog.eval.scoring._judges",
+    "gtog.eval.scoring._reference",
+    "gtog.search._preflight",
+    "gtog.search._http",
+    "gtog.compat._index",
+    "scipy.stats",
+    "openai.resources",
+    "litellm.llms.openai.openai",
+    "azure.identity",
+    "azure.storage.blob",
+    "jsonschema",
+    "lance_namespace_urllib3_client",  # LanceDB's, without its thread (lancedb starts one)
+    "pyarrow.dataset",
 )
 
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
-from tests.support.projects import subprocess_env
+from tests.support.projects import start_gtog
 from tests.support.scripted_server import LogEntry
 from tests.support.world import EXAMPLE_QA
 
@@ -45,14 +44,10 @@ def add_judge_prompts(root: Path) -> None:
         f.write("judge:\n  prompts_dir: judge_prompts\n")
 
 
-def start_eval(root: Path) -> subprocess.Popen[bytes]:
-    """`gtog eval` over the first 4 questions, one at a time, in the background."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "gtog", "eval", "--root", str(root), "--limit", "4", "-j", "1"],
-        env=subprocess_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def start_eval(root: Path) -> Any:
+    """`gtog eval` over the first 4 questions, one at a time, in the background (a process
+    to poll and SIGKILL: `pid`, `poll()`, `kill()`, `wait(timeout=...)`)."""
+    return start_gtog("eval", "--root", str(root), "--limit", "4", "-j", "1")
 
 
 def checkpoint_keys(path: Path) -> list[tuple[str, str]]:

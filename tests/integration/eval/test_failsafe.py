@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from tests.integration.eval.helpers import (
     make_eval_root,
     search_method,
 )
-from tests.support.projects import TEST_API_KEY, gtog, start_gtog, subprocess_env
+from tests.support.projects import TEST_API_KEY, gtog, start_gtog
 from tests.support.scripted_server import DROP, Fail, Faults, Hang, Rule, ScriptedServer
 from tests.support.world import judge_rules
 
@@ -221,12 +220,7 @@ def test_one_output_folder_one_run(
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
     cmd = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-k", "lighthouse"]
-    first = subprocess.Popen(
-        [*cmd, "--limit", "3", "-j", "1"],
-        env=subprocess_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    first = start_gtog(*cmd[3:], "--limit", "3", "-j", "1")  # a forked process
     try:
         deadline = time.time() + 120
         while time.time() < deadline and not (

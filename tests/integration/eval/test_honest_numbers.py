@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from tests.integration.eval.helpers import (
     load_results,
     make_eval_root,
 )
-from tests.support.projects import gtog, subprocess_env
+from tests.support.projects import gtog, start_gtog
 from tests.support.scripted_server import Cut, Hang, Rule, ScriptedServer
 
 pytestmark = pytest.mark.integration
@@ -154,35 +154,25 @@ def test_a_judge_that_times_out_keeps_the_spend_of_its_first_attempt(
 
 def _interrupt_after(root: Path, records: int, *args: str) -> subprocess.CompletedProcess:
     """Start `gtog eval`, send Ctrl-C (SIGINT) once `records` records are on disk."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gtog",
-            "eval",
-            "--root",
-            str(root),
-            "-k",
-            "lighthouse",
-            "-j",
-            "1",
-            "-q",
-            "--no-cache",  # a replayed call would finish the run before the Ctrl-C
-            *args,
-        ],
-        env=subprocess_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_gtog(
+        "eval",
+        "--root",
+        str(root),
+        "-k",
+        "lighthouse",
+        "-j",
+        "1",
+        "-q",
+        "--no-cache",  # a replayed call would finish the run before the Ctrl-C
+        *args,
+    )  # forked from the test zygote: Python's own SIGINT handler, as in a new process
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
     deadline = time.monotonic() + 120
     while len(checkpoint_keys(checkpoint)) < records and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
+        assert proc.poll() is None, proc.wait(timeout=5)
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    os.kill(proc.pid, signal.SIGINT)
+    return proc.wait(timeout=60)
 
 
 def test_ctrl_c_writes_results_that_say_partial_and_never_mix_two_judges(
