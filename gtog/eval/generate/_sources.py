@@ -65,7 +65,8 @@ def units_of(text_units: pd.DataFrame) -> dict[str, Unit]:
     for row in text_units.itertuples(index=False):
         text = str(getattr(row, "text", "") or "")
         if text.strip():
-            label = str(getattr(row, "human_readable_id", "") or row.id)
+            number = getattr(row, "human_readable_id", None)
+            label = str(row.id) if number is None or pd.isna(number) else str(number)
             out[str(row.id)] = Unit(str(row.id), text, label)
     return out
 

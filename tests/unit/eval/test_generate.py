@@ -85,6 +85,8 @@ def test_units_of_reads_a_text_units_table() -> None:
         {"id": ["x", "y"], "human_readable_id": [0, 1], "text": ["Some text.", "  "]}
     )
     assert list(units_of(table)) == ["x"]  # an empty text is no unit
+    assert units_of(table)["x"].label == "0"  # the first unit's number, not its 128-char id
+    assert units_of(table.drop(columns="human_readable_id"))["x"].label == "x"
 
 
 def test_evidence_is_found_verbatim_or_as_the_units_own_sentence() -> None:
