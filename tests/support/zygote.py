@@ -15,8 +15,9 @@ What a fork cannot copy is kept out: the zygote starts no thread (LanceDB's back
 loop thread starts at its import, so LanceDB is imported by each child), and a command
 whose environment changes what is read at import time (`PYTHON*` such as PYTHONPATH,
 `LITELLM_*`, `HF_*`) runs as a plain subprocess instead. `start_gtog` gives a test the
-child to poll and SIGKILL (a fork dies like any process); tests of Ctrl-C start their own
-subprocess. `GTOG_TEST_NO_ZYGOTE=1` turns the zygote off.
+child to poll, SIGKILL (a fork dies like any process) or interrupt (the child has Python's
+own SIGINT handler, as a new process has, even when pytest runs in the background).
+`GTOG_TEST_NO_ZYGOTE=1` turns the zygote off.
 
 Protocol (a Unix socket): the client sends one JSON line `{args, env, cwd, stdout,
 stderr}` (two file paths), the zygote answers `{"pid": n}` at once and `{"status": s}` (the
