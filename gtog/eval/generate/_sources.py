@@ -66,7 +66,7 @@ def units_of(text_units: pd.DataFrame) -> dict[str, Unit]:
         text = str(getattr(row, "text", "") or "")
         if text.strip():
             number = getattr(row, "human_readable_id", None)
-            label = str(row.id) if number is None or pd.isna(number) else str(number)
+            label = str(row.id) if pd.isna(number) else str(number)
             out[str(row.id)] = Unit(str(row.id), text, label)
     return out
 

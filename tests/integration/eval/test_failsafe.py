@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
@@ -219,8 +218,8 @@ def test_one_output_folder_one_run(
     llm_server.rules.insert(0, hang)
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
-    cmd = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-k", "lighthouse"]
-    first = start_gtog(*cmd[3:], "--limit", "3", "-j", "1")  # a forked process
+    cmd = ["eval", "--root", str(root), "-k", "lighthouse"]
+    first = start_gtog(*cmd, "--limit", "3", "-j", "1")  # a forked process
     try:
         deadline = time.time() + 120
         while time.time() < deadline and not (
@@ -228,7 +227,7 @@ def test_one_output_folder_one_run(
         ):
             time.sleep(0.05)
         assert first.poll() is None  # still running: lh-03's search hangs
-        second = gtog(*cmd[3:], "--limit", "3", "--resume", "-q")
+        second = gtog(*cmd, "--limit", "3", "--resume", "-q")
         assert second.returncode == 2, second.stderr
         assert "another gtog eval is running" in second.stderr
         assert f"pid {first.pid}" in second.stderr
@@ -237,7 +236,7 @@ def test_one_output_folder_one_run(
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
     llm_server.rules.remove(hang)
-    third = gtog(*cmd[3:], "--limit", "3", "--resume", "-q")
+    third = gtog(*cmd, "--limit", "3", "--resume", "-q")
     assert third.returncode == 0, third.stderr  # the killed run's lock is taken over
 
 
@@ -450,7 +449,7 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
 
     root = make_eval_root(tmp_path, example_indexes)
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
-    base = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-j", "2", "-q"]
+    base = ["eval", "--root", str(root), "-j", "2", "-q"]
 
     def landed() -> int:
         return len(set(checkpoint_keys(checkpoint))) if checkpoint.exists() else 0
@@ -464,7 +463,7 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
             break
         before, requests = landed(), len(llm_server.chat_log())
         cmd = base + (["--resume"] if checkpoint.exists() else [])
-        proc = start_gtog(*cmd[3:])  # a forked process, SIGKILLed like any other
+        proc = start_gtog(*cmd)  # a forked process, SIGKILLed like any other
         deadline = time.monotonic() + 120
         while proc.poll() is None and time.monotonic() < deadline:
             if round_ % 2 == 0 and len(llm_server.chat_log()) > requests:
@@ -477,7 +476,7 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
             kills += 1
         proc.wait(timeout=30)
     assert kills >= 10, kills
-    final = gtog(*base[3:], "--resume")
+    final = gtog(*base, "--resume")
     assert final.returncode == 0, final.stderr
     keys = checkpoint_keys(checkpoint)
     assert len(keys) == len(set(keys)) == 20  # every (question, method) exactly once
