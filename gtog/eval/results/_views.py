@@ -67,6 +67,11 @@ def _method_entry(
     }
     if parts:
         entry["assertions"] = parts
+    flagged = {m: j.flagged for m, j in r.judgements.items() if j.flagged is not None}
+    if flagged:  # what each metric found wrong: invalid citations, unsupported claims, ...
+        entry["flagged"] = flagged
+    if "citation_validity" in flagged:  # the `citations` metric's invalid ids (a key)
+        entry["citations"] = {"invalid": flagged["citation_validity"]}
     if r.error:
         entry["error"] = r.error
         entry["error_kind"] = r.error_kind

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gtog._errors import InputError
 from gtog.eval.run._answers import AnswersFile
-from gtog.eval.scoring._base import SCORERS
+from gtog.eval.scoring._base import METRIC_GROUPS, SCORERS
 from gtog.eval.scoring._judges import ALL_METRICS
 from gtog.eval.scoring._pairwise import CRITERIA, DEFAULT_CRITERIA
 from gtog.search._endpoints import HttpEndpoint
@@ -356,10 +356,13 @@ class EvalConfig(_Strict):
     @field_validator("metrics")
     @classmethod
     def _known_metrics(cls, value: list[str]) -> list[str]:
+        value = [p for m in value for p in METRIC_GROUPS.get(m, (m,))]  # `citations`: both
         known = list(SCORERS)
         unknown = [m for m in value if m not in known]
         if unknown:
-            raise ValueError(f"unknown metric {unknown[0]!r} (choose from {', '.join(known)})")
+            raise ValueError(
+                f"unknown metric {unknown[0]!r} (choose from {', '.join([*known, *METRIC_GROUPS])})"
+            )
         return list(dict.fromkeys(value))
 
     def response_type_for(self, method: str) -> str | None:
