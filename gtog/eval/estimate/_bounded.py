@@ -6,7 +6,9 @@ more when unreadable), each prompt its template with the question, the reference
 answer (at most the method's answer cap) and the context (at most the method's context
 budget) as the metric reads them, each reply at most `judge.max_tokens`; a head-to-head
 comparison is `2 x trials` calls at least (both orders), `4 x trials` at most, each prompt
-the template with the question, the criterion and both answers.
+the template with the question, the criterion and both answers. A metric of several
+prompts states its fewest and most calls (`call_bounds`; `faithfulness_claims`: a split
+and up to three checks, each asked twice at most).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gtog.eval.estimate._figures import Range, priced
-from gtog.eval.scoring._judges import FIELDS
+from gtog.eval.scoring._base import SCORERS
+from gtog.eval.scoring._judges import EXTRA_PROMPTS, FIELDS
 from gtog.search._bounds import MESSAGE_OVERHEAD
 
 if TYPE_CHECKING:
@@ -95,6 +98,9 @@ class BoundsBasis:
         answer, context = most
         run = self.run
         jc = run.config.judge
+        calls = getattr(SCORERS.get(metric), "call_bounds", None)
+        if calls is not None:  # a metric of several prompts (`faithfulness_claims`, ...)
+            return self._calls(item, metric, calls(jc), answer + context)
         fields = FIELDS.get(metric, ())
         fixed = self._tokens(item, run.prompts.templates.get(metric)) + MESSAGE_OVERHEAD
         fixed += self._tokens(item, item.question) if "question" in fields else 0
@@ -105,6 +111,26 @@ class BoundsBasis:
         t = jc.trials
         low = priced(model, t, t * (fixed + (1 if reads_answer else 0)), t)
         high = priced(model, 2 * t, 2 * t * (fixed + variable), 2 * t * jc.max_tokens)
+        return Range(high, low, high)
+
+    def _calls(
+        self, item: QAItem, metric: str, calls: tuple[int, int, int], variable: int
+    ) -> Range:
+        """`calls` (fewest, most, reply tokens each) of a metric's prompts: each call at
+        least its shortest prompt and one reply token, at most its longest prompt with the
+        question, answer and context and a whole reply (what an earlier call listed, fed
+        to a later one, is at most a reply)."""
+        low_calls, high_calls, reply = calls
+        templates = [
+            self._tokens(item, self.run.prompts.templates.get(n))
+            for n in EXTRA_PROMPTS.get(metric, {metric: ()})
+        ]
+        fixed = min(templates) + MESSAGE_OVERHEAD
+        most = max(templates) + MESSAGE_OVERHEAD + self._tokens(item, item.question)
+        most += variable + reply
+        model = self.run.judges[item.index_key].config
+        low = priced(model, low_calls, low_calls * fixed, low_calls)
+        high = priced(model, high_calls, high_calls * most, high_calls * reply)
         return Range(high, low, high)
 
     def compare(self, item: QAItem, criterion: str, a: str, b: str) -> Range | None:

@@ -76,6 +76,9 @@ class Judgement(BaseModel):
         default=None, exclude_if=lambda value: value is None
     )
     """The `assertions` scorer's verdict on each assertion (absent for other metrics)."""
+    scale: list[float] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A graded judge's scale `[low, high]` (the score is on it, not 0/1); absent for
+    other metrics."""
     flagged: list[str] | None = Field(default=None, exclude_if=lambda value: value is None)
     """What the metric found wrong in the answer, listed (absent for metrics that list
     nothing): `citation_validity`'s records not in the context, `path_validity`'s invented
@@ -145,6 +148,9 @@ class ScoringSetup:
     """The `assertions` scorer's prompt template (None: the built-in one)."""
     pass_threshold: float = 0.5
     """An assertion passes when more than this share of its trials find it supported."""
+    scales: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """`judge.scales`: metric -> (low, high) of a graded judge (its prompt asks for an
+    integer in it)."""
 
 
 class ScorerBase:
