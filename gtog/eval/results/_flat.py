@@ -50,7 +50,8 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
     `assertions_missed` (a count) and `missed_assertions` (the assertions, joined by ` | `),
     for a metric that lists what it found wrong its list (`invalid_citations`,
     `unsupported_claims`, `invented_triples`, `unsupported_citations`, joined by ` | `),
-    efficiency, `error`, `current`.
+    efficiency, `route` (the method a router chose; empty for other methods), `error`,
+    `current`.
 
     A score the judge could not give, and the efficiency of a search that never ran, are
     missing values (empty in the CSV), never 0; so is a group field a question lacks.
@@ -95,6 +96,7 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
                             if (col := flag_column(m)) and isinstance(flagged[m], list)
                         },
                         **{c: eff.get(c) for c in EFFICIENCY_COLUMNS},
+                        "route": entry.get("route"),
                         "error": _row_error(entry),
                         "current": not entry.get("stale"),
                     }
@@ -109,6 +111,7 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
         *(ASSERTION_COLUMNS if "assertions" in metrics else ()),
         *dict.fromkeys(c for m in metrics if (c := flag_column(m))),
         *EFFICIENCY_COLUMNS,
+        "route",
         "error",
         "current",
     ]
