@@ -23,7 +23,7 @@ import hmac
 import os
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from types import SimpleNamespace
@@ -168,6 +168,7 @@ class _Viewer:
             h=loaded.data.header,
             charts=_charts(loaded.data),
             f=f,
+            filtered=replace(f, page=1) != Filters(metric=f.metric),
             rows=shown,
             total=total,
             pages=_pages(total),

@@ -3,10 +3,15 @@
    redraws its counts and rows in place, without a reload. */
 (function () {
   var form = document.getElementById('rowfilters');
-  if (form) {
-    form.addEventListener('change', function (e) {
-      if (e.target && e.target.name !== 'q') { form.submit(); }
-    });
+  if (form) {  // the list's address holds only the filters set, in the form's order
+    var go = function () {
+      var query = new URLSearchParams();
+      new FormData(form).forEach(function (value, key) { if (value) { query.append(key, value); } });
+      var qs = query.toString();
+      location.href = form.getAttribute('action') + (qs ? '?' + qs : '');
+    };
+    form.addEventListener('change', function (e) { if (e.target && e.target.name !== 'q') { go(); } });
+    form.addEventListener('submit', function (e) { e.preventDefault(); go(); });
   }
   var every = parseInt(document.body.getAttribute('data-poll'), 10) || 2000;
   var list = document.getElementById('runlist');
