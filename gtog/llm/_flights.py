@@ -11,8 +11,8 @@ Requests are the same when their cache keys are (`gtog.llm._cache.call_key`: mod
 request, repeat number, draw). Sharing is per event loop and for asynchronous calls only.
 When the first request fails (an error, a limit of its own pair, a cancellation) or its
 reply is one gtog rejects (`gtog.llm._cache.rejection`: cut, empty, refused by the
-caller's check) the waiting ones are sent themselves: a failure is never shared. Streamed requests, and every
-request outside a run or with `--no-cache`, go straight through.
+caller's check) the waiting ones are sent themselves: a failure is never shared. Streamed
+requests, and every request outside a run or with `--no-cache`, go straight through.
 """
 
 from __future__ import annotations
