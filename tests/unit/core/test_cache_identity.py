@@ -101,8 +101,9 @@ def test_a_panel_of_one_model_name_at_two_servers_is_two_judges(
         [first] = asyncio.run(main())
         [again] = asyncio.run(main())  # replayed: each judge from its own entries
         assert (len(a.chat_log()), len(b.chat_log())) == (1, 1)
+    expected = dict(zip(names, (1, 0), strict=True))
     for verdict in (first, again):
-        assert {n: v.score for n, v in verdict.panel.items()} == dict(zip(names, (1, 0), strict=True))
+        assert {n: v.score for n, v in verdict.panel.items()} == expected
     assert again.cached_calls == 2 and len(list(store.root.rglob("*.json"))) == 2
 
 
