@@ -17,6 +17,13 @@ headers). A JSON reply is read at once; a server-sent-events reply (`text/event-
 or JSON lines (`application/x-ndjson`) is read to its end, the answer being the
 concatenation of every event's answer path, context and usage the last event's.
 
+A streaming agent (`stream: {answer: content.delta, done: done, route: done.method_used,
+error: error.message}`): each path's first part names the event (SSE `event:`, or the
+data's `type`); the answer is every `content` event's delta joined, an `error` event is the
+pair's error (its message), a stream that ends without `done` is an error (`stream cut`).
+`route: method_used` (or `stream.route`) is the method a router chose: kept on the answer
+(`route` in the records and the CSV) for the routing analysis.
+
 Retries: graphrag_llm's own `Retry`, configured like the index's model calls (the retry
 block of its local_search completion model in settings.yaml; `retry:` here overrides it),
 for 429, 503 and dropped connections only. Every other failure (another HTTP status, the
@@ -78,6 +85,8 @@ class HttpResult(SearchResult):
     """graphrag's `SearchResult` of an HTTP method, with the usage its reply stated."""
 
     stated: StatedUsage | None = None
+    route: str | None = None
+    """The method a router chose (`route` / `stream.route`), None when not stated."""
 
 
 class EndpointError(Exception):
@@ -159,11 +168,42 @@ def _event(data: str) -> Any:
         return data  # a plain-text chunk
 
 
+def _named(name: str | None, data: Any) -> Any:
+    """A streaming agent's event as `{name: data}`, its name the SSE `event:` field or,
+    for an unnamed event, its data's `type` (or `event`); unnamed data as it is."""
+    if name and name != "message":
+        return {name: data}
+    if isinstance(data, dict):
+        kind = data.get("type", data.get("event"))
+        if isinstance(kind, str) and kind:
+            return {kind: data}
+    return data
+
+
+def _last(events: list[Any], path: str | None) -> Any:
+    """The value at `path` in the last event that has it (None: none has)."""
+    if path is None:
+        return None
+    for event in reversed(events):
+        value = pick(event, path)
+        if value is not MISSING:
+            return value
+    return None
+
+
+def _route(value: Any) -> str | None:
+    if value is MISSING or value is None or isinstance(value, dict | list):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
 @dataclass(frozen=True)
 class _Reply:
     answer: str
     context: str | None
     stated: StatedUsage
+    route: str | None = None
 
 
 class HttpEngine:
@@ -217,6 +257,7 @@ class HttpEngine:
             prompt_tokens=0,
             output_tokens=0,
             stated=reply.stated,
+            route=reply.route,
         )
 
     async def _attempt(self, client: httpx.AsyncClient, url: str, body: Any) -> _Reply:
@@ -241,7 +282,10 @@ class HttpEngine:
                 if kind == "text/event-stream":
                     from httpx_sse import EventSource
 
-                    events = [_event(e.data) async for e in EventSource(response).aiter_sse()]
+                    sse = [e async for e in EventSource(response).aiter_sse()]
+                    if self.endpoint.stream is not None:
+                        return self._read_stream([_named(e.event, _event(e.data)) for e in sse])
+                    events = [_event(e.data) for e in sse]
                     return self._read([e for e in events if e is not None], streamed=True)
                 raw = await response.aread()
         except EndpointError:
@@ -255,6 +299,8 @@ class HttpEngine:
         text = raw.decode("utf-8", errors="replace")
         if kind in ("application/x-ndjson", "application/jsonl", "application/json-lines"):
             lines = [_event(line) for line in text.split("\n")]
+            if self.endpoint.stream is not None:
+                return self._read_stream([_named(None, e) for e in lines if e is not None])
             return self._read([e for e in lines if e is not None], streamed=True)
         try:
             data = json.loads(text)
@@ -279,17 +325,51 @@ class HttpEngine:
         if not answer.strip():
             raise BadReply(f"the reply's {e.answer!r} is empty", kind="empty answer")
 
-        def last(path: str | None) -> Any:
-            if path is None:
-                return None
-            for event in reversed(events):
-                value = pick(event, path)
-                if value is not MISSING:
-                    return value
-            return None
+        usage = {f: _number(_last(events, p), f != "cost_usd") for f, p in e.usage.items()}
+        return _Reply(
+            answer,
+            context_text(_last(events, e.context)),
+            StatedUsage(**usage),
+            _route(_last(events, e.route)),
+        )
 
-        usage = {f: _number(last(p), f != "cost_usd") for f, p in e.usage.items()}
-        return _Reply(answer, context_text(last(e.context)), StatedUsage(**usage))
+    def _read_stream(self, events: list[Any]) -> _Reply:
+        """A streaming agent's events (`stream:`, each `{name: data}`): an error event
+        raises, the answer deltas are joined, the stream must end with its done event."""
+        e, paths = self.endpoint, self.endpoint.stream
+        assert paths is not None
+        where = f"http_methods.{self.name}.stream"
+        if paths.error is not None:
+            head = paths.error.split(".")[0]
+            for event in events:
+                message = pick(event, paths.error)
+                if message is MISSING or message is None:
+                    message = pick(event, head) if isinstance(event, dict) else MISSING
+                if message is not MISSING and message not in (None, "", {}):
+                    raise EndpointError(
+                        f"the agent's {head!r} event: {' '.join(_text(message).split())[:200]}",
+                        kind="agent error",
+                    )
+        if not any(pick(event, paths.done) is not MISSING for event in events):
+            raise BadReply(
+                f"the stream ended without its {paths.done!r} event after {len(events)} "
+                f"event(s) ({where}.done)",
+                kind="stream cut",
+            )
+        found = [p for p in (pick(event, paths.answer) for event in events) if p is not MISSING]
+        found = [p for p in found if p is not None]
+        if not found:
+            raise BadReply(
+                f"{len(events)} event(s) without the answer path {paths.answer!r} ({where}.answer)",
+                kind="no answer in reply",
+            )
+        answer = "".join(_text(p) for p in found)
+        if not answer.strip():
+            raise BadReply(f"the stream's {paths.answer!r} is empty", kind="empty answer")
+
+        usage = {f: _number(_last(events, p), f != "cost_usd") for f, p in e.usage.items()}
+        route = _route(_last(events, paths.route or e.route))
+        return _Reply(answer, context_text(_last(events, e.context)), StatedUsage(**usage), route)
 
 
 def _status_error(response: httpx.Response) -> EndpointError:
