@@ -1,28 +1,28 @@
 """The bounds basis: what each pair can cost at most (and at least), with no model call.
 
-A search's bounds are its method's (`gtog.search._bounds`, a registry entry); a judge's
-are `trials` calls at least and `2 x trials` at most (a structured reply is asked once
-more when unreadable), each prompt its template with the question, the reference, the
-answer (at most the method's answer cap) and the context (at most the method's context
-budget) as the metric reads them, each reply at most `judge.max_tokens`; a head-to-head
+A search's bounds are its method's (`gtog.search._bounds`, a registry entry); a metric's
+are its scorer's (`Scorer.bound`, on the longest answer and context the method can
+give): an LLM judge's `trials` calls at least and `2 x trials` at most per model asked
+(a structured reply is asked once more when unreadable; each panel model at its own
+price), each prompt its template with the question, the reference, the answer and the
+context as the metric reads them, each reply at most `judge.max_tokens`; `assertions`
+the same per assertion; `answer_similarity` two embedding requests; a metric that calls
+no model nothing, and one that gives no bound is unknown (never guessed low). A head-to-head
 comparison is `2 x trials` calls at least (both orders), `4 x trials` at most, each prompt
-the template with the question, the criterion and both answers. A metric of several
-prompts states its fewest and most calls (`call_bounds`; `faithfulness_claims`: a split
-and up to three checks, each asked twice at most).
+the template with the question, the criterion and both answers.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gtog.eval.estimate._figures import Range, priced
-from gtog.eval.scoring._base import SCORERS
-from gtog.eval.scoring._judges import EXTRA_PROMPTS, FIELDS
+from gtog.eval.estimate._figures import Figures, Range, priced
 from gtog.search._bounds import MESSAGE_OVERHEAD
 
 if TYPE_CHECKING:
     from gtog.eval._dataset import QAItem
     from gtog.eval.run._state import EvalRun
+    from gtog.eval.scoring._base import CallBound
     from gtog.search._bounds import SearchBound
 
 __all__ = ["BoundsBasis", "load_bounds"]
@@ -43,6 +43,14 @@ async def load_bounds(run: EvalRun) -> dict[tuple[str, str], SearchBound | None]
             out[(key, method)] = await bound(project, plan.options) if bound else None
         project.release()
     return out
+
+
+def _priced(part: CallBound, i: int) -> Figures:
+    """Side `i` (0: least, 1: most) of a scorer's calls on one model, priced."""
+    calls, prompt, output = part.calls[i], part.prompt[i], part.output[i]
+    if part.embedding:
+        return priced(None, 0, 0, 0, part.model, calls, prompt)
+    return priced(part.model, calls, prompt, output)
 
 
 class BoundsBasis:
@@ -91,46 +99,17 @@ class BoundsBasis:
         return None if sb is None else (sb.answer, sb.context)
 
     def judge(self, item: QAItem, method: str, metric: str) -> Range | None:
-        """`trials` to `2 x trials` calls of the metric's prompt on the longest answer."""
+        """The metric's own bound (`Scorer.bound`, every model it asks at its own price) on
+        the longest answer and context the method can give; None: unknown."""
         most = self._answer(item, method)
-        if most is None:
+        scorer = next((s for s in self.run.scorers[item.index_key] if s.name == metric), None)
+        if most is None or scorer is None:
             return None
-        answer, context = most
-        run = self.run
-        jc = run.config.judge
-        calls = getattr(SCORERS.get(metric), "call_bounds", None)
-        if calls is not None:  # a metric of several prompts (`faithfulness_claims`, ...)
-            return self._calls(item, metric, calls(jc), answer + context)
-        fields = FIELDS.get(metric, ())
-        fixed = self._tokens(item, run.prompts.templates.get(metric)) + MESSAGE_OVERHEAD
-        fixed += self._tokens(item, item.question) if "question" in fields else 0
-        fixed += self._tokens(item, item.reference) if "ground_truth" in fields else 0
-        reads_answer = "answer" in fields or "predicted" in fields
-        variable = (answer if reads_answer else 0) + (context if "context" in fields else 0)
-        model = run.judges[item.index_key].config
-        t = jc.trials
-        low = priced(model, t, t * (fixed + (1 if reads_answer else 0)), t)
-        high = priced(model, 2 * t, 2 * t * (fixed + variable), 2 * t * jc.max_tokens)
-        return Range(high, low, high)
-
-    def _calls(
-        self, item: QAItem, metric: str, calls: tuple[int, int, int], variable: int
-    ) -> Range:
-        """`calls` (fewest, most, reply tokens each) of a metric's prompts: each call at
-        least its shortest prompt and one reply token, at most its longest prompt with the
-        question, answer and context and a whole reply (what an earlier call listed, fed
-        to a later one, is at most a reply)."""
-        low_calls, high_calls, reply = calls
-        templates = [
-            self._tokens(item, self.run.prompts.templates.get(n))
-            for n in EXTRA_PROMPTS.get(metric, {metric: ()})
-        ]
-        fixed = min(templates) + MESSAGE_OVERHEAD
-        most = max(templates) + MESSAGE_OVERHEAD + self._tokens(item, item.question)
-        most += variable + reply
-        model = self.run.judges[item.index_key].config
-        low = priced(model, low_calls, low_calls * fixed, low_calls)
-        high = priced(model, high_calls, high_calls * most, high_calls * reply)
+        bound = getattr(scorer, "bound", None)
+        parts = bound(item, *most) if bound is not None else None
+        if parts is None:
+            return None
+        low, high = (sum((_priced(p, i) for p in parts), Figures()) for i in (0, 1))
         return Range(high, low, high)
 
     def compare(self, item: QAItem, criterion: str, a: str, b: str) -> Range | None:
@@ -144,7 +123,8 @@ class BoundsBasis:
         run = self.run
         template = pairwise_prompt(run.options.root.resolve(), run.config, run.config_path)
         fixed = self._tokens(item, template) + self._tokens(item, item.question)
-        fixed += self._tokens(item, spec.criteria.get(criterion, criterion)) + MESSAGE_OVERHEAD
+        fixed += self._tokens(item, criterion) + MESSAGE_OVERHEAD
+        fixed += self._tokens(item, spec.criteria.get(criterion, criterion))
         model = run.judges[item.index_key].config
         t = spec.trials
         low = priced(model, 2 * t, 2 * t * (fixed + 2), 2 * t)

@@ -20,15 +20,15 @@ from pydantic import BaseModel, Field, create_model, field_validator
 
 from gtog._errors import describe_exception
 from gtog._prompts import render_prompt
-from gtog.eval.scoring._base import Judgement, ScorerBase, register_scorer
+from gtog.eval.scoring._base import CallBound, Judgement, ScorerBase, register_scorer
 from gtog.eval.scoring._judges import EXTRA_PROMPTS, _usage, load_prompts
 from gtog.llm._errors import fatal_reason
 from gtog.llm._replies import ask_json, exact_choice, optional_text
 from gtog.llm._usage import metering
+from gtog.search._bounds import MESSAGE_OVERHEAD
 
 if TYPE_CHECKING:
     from gtog.eval._dataset import QAItem
-    from gtog.eval.run._config import JudgeConfig
     from gtog.llm._models import ChatModel
 
 __all__ = ["BATCH", "MAX_CLAIMS", "METRIC", "ClaimList", "FaithfulnessClaims", "judge_model"]
@@ -39,8 +39,8 @@ EXTRA_PROMPTS[METRIC] = {SPLIT: ("question", "answer"), CHECK: ("context", "clai
 BATCH = 8
 """Claims checked per call."""
 MAX_CLAIMS = 24
-"""Claims checked per answer at most (the estimate's bound: 1 + 3 calls, each asked twice
-at most)."""
+"""Claims checked per answer at most (the estimate's bound: a split and 3 checks, each
+asked twice at most)."""
 CLAIM_TOKENS = 800
 """Reply tokens a claims call may take at least (a long answer's claim list is longer
 than a verdict): `max(judge.max_tokens, CLAIM_TOKENS)`."""
@@ -87,12 +87,6 @@ def judge_model(setup: Any) -> ChatModel | None:
     return next(iter(setup.panel.values()), None) if setup.panel else None
 
 
-def claim_calls(jc: JudgeConfig) -> tuple[int, int, int]:
-    """(fewest, most) calls on one answer and the reply tokens each may take."""
-    checks = -(-MAX_CLAIMS // BATCH)
-    return 1, 2 * (1 + checks), max(jc.max_tokens, CLAIM_TOKENS)
-
-
 @register_scorer
 class FaithfulnessClaims(ScorerBase):
     """The share of the answer's atomic claims that its context supports."""
@@ -103,10 +97,36 @@ class FaithfulnessClaims(ScorerBase):
     binary = False
     flags = "unsupported claims"
 
-    @classmethod
-    def call_bounds(cls, jc: JudgeConfig) -> tuple[int, int, int]:
-        """(fewest, most) calls on one answer and the reply tokens each may take."""
-        return claim_calls(jc)
+    def _templates(self) -> dict[str, str]:
+        templates = dict(self.setup.prompts.templates) if self.setup.prompts else {}
+        if SPLIT not in templates or CHECK not in templates:
+            templates.update(load_prompts(None, [METRIC]).templates)
+        return templates
+
+    def bound(self, item: QAItem, answer: int, context: int) -> list[CallBound] | None:
+        """A split and up to `MAX_CLAIMS / BATCH` checks, each asked twice at most: the
+        split's prompt with the question and an answer of at most `answer` tokens, each
+        check's with a context of at most `context` tokens and claims of at most a reply;
+        each reply at most `max(judge.max_tokens, CLAIM_TOKENS)`."""
+        setup = self.setup
+        model = judge_model(setup)
+        if model is None:
+            return []
+        n = model.count_tokens
+        templates = self._templates()
+        reply = max(setup.max_tokens, CLAIM_TOKENS)
+        split = n(templates[SPLIT]) + n(item.question) + MESSAGE_OVERHEAD
+        check = n(templates[CHECK]) + context + reply + MESSAGE_OVERHEAD
+        checks = -(-MAX_CLAIMS // BATCH)
+        most = 2 * (1 + checks)
+        return [
+            CallBound(
+                model.config,
+                (1, most),
+                (split + 1, 2 * (split + answer) + 2 * checks * check),
+                (1, most * reply),
+            )
+        ]
 
     async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
         """Split, then check in batches; unscored on any call without a usable reply."""
@@ -118,9 +138,7 @@ class FaithfulnessClaims(ScorerBase):
             return Judgement.unscored(
                 "no saved context to judge (output.save_intermediate was off)"
             )
-        templates = dict(setup.prompts.templates) if setup.prompts else {}
-        if SPLIT not in templates or CHECK not in templates:
-            templates.update(load_prompts(None, [METRIC]).templates)
+        templates = self._templates()
         ask: dict[str, Any] = {
             "temperature": setup.temperature,
             "max_tokens": max(setup.max_tokens, CLAIM_TOKENS),

@@ -215,3 +215,13 @@ def test_the_claims_and_graded_prompts_load_only_for_runs_that_score_them() -> N
         load_prompts(None, ["faithfulness_claims"]).templates
     )
     assert set(EXTRA_PROMPTS["correctness_graded"]) == {"correctness_graded"}
+
+
+def test_the_estimate_bounds_a_claims_check_at_one_to_eight_calls(tmp_path: Path) -> None:
+    with ScriptedServer() as server:
+        scorer = SCORERS["faithfulness_claims"](_setup(tmp_path, server, "faithfulness_claims"))
+        (bound,) = scorer.bound(ITEM, 200, 3000) or []
+    assert bound.calls == (1, 8)
+    low, high = bound.prompt
+    assert low < 400 and high > 6 * 3000 + 2 * 200  # every check may carry the whole context
+    assert bound.output == (1, 8 * 800)
