@@ -141,7 +141,8 @@ def _http_query(
         usage = asdict(result.stated) if result.stated is not None else {}
         stated = {k: v for k, v in usage.items() if v is not None}
         said = ", ".join(f"{k} {v}" for k, v in stated.items()) or "no usage stated"
-        print(f"\n-- {name}: {said}; {outcome.seconds:.1f} s")
+        route = f"; routed to {result.route}" if result.route else ""
+        print(f"\n-- {name}: {said}; {outcome.seconds:.1f} s{route}")
     return str(result.response)
 
 

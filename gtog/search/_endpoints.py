@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gtog._errors import InputError
 
-__all__ = ["HEADER_PLACEHOLDERS", "PLACEHOLDERS", "USAGE_FIELDS", "HttpEndpoint"]
+__all__ = ["HEADER_PLACEHOLDERS", "PLACEHOLDERS", "USAGE_FIELDS", "HttpEndpoint", "StreamPaths"]
 
 PLACEHOLDERS = ("question", "index_key", "question_id")
 HEADER_PLACEHOLDERS = ("index_key", "question_id")
@@ -26,6 +26,24 @@ _SECRET_HEADER = re.compile(
     r"auth|key|token|secret|cookie|password|passwd|session|signature|credential", re.I
 )
 """Header names whose values are secrets (Authorization, X-API-Key, Cookie, ...)."""
+
+
+class StreamPaths(BaseModel):
+    """`stream:` of an HTTP method: how to read an agent's server-sent events.
+
+    Each path is dotted, its first part the event's name (SSE `event:`, or the data's
+    `type`/`event` field), the rest a path in its data: `content.delta` is the `delta` of
+    every `content` event (joined: the answer), `done` the event that ends the stream (a
+    stream without it is an error), `done.method_used` the route the agent chose, and
+    `error.message` an `error` event's message (the pair's error).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = "content.delta"
+    done: str = "done"
+    route: str | None = None
+    error: str | None = "error.message"
 
 
 class HttpEndpoint(BaseModel):
@@ -44,6 +62,10 @@ class HttpEndpoint(BaseModel):
     usage: dict[Literal["llm_calls", "prompt_tokens", "output_tokens", "cost_usd"], str] = Field(
         default_factory=dict
     )
+    route: str | None = None
+    """Dotted path of the method a router chose in a JSON reply (`method_used`)."""
+    stream: StreamPaths | None = None
+    """How to read a streaming agent's events (then `answer` is not read)."""
     timeout: float = Field(default=120.0, gt=0)
     """Seconds per request (each retry has its own)."""
     retry: dict[str, Any] | None = None
@@ -84,8 +106,13 @@ class HttpEndpoint(BaseModel):
         return value
 
     def spec(self) -> dict[str, Any]:
-        """What the answers depend on: url, body and paths (not the headers: secrets)."""
-        return self.model_dump(mode="json", include={"url", "body", "answer", "context", "usage"})
+        """What the answers depend on: url, body and paths (not the headers: secrets);
+        `route` and `stream` only when set (a spec made before they existed is unchanged)."""
+        out = self.model_dump(mode="json", include={"url", "body", "answer", "context", "usage"})
+        for key in ("route", "stream"):
+            if getattr(self, key) is not None:
+                out[key] = self.model_dump(mode="json", include={key})[key]
+        return out
 
     def variables(self) -> list[str]:
         """The environment variables the headers name."""

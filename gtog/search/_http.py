@@ -25,6 +25,13 @@ to another origin is refused, naming both origins (the configured headers, the A
 among them, are never sent to another origin), and so is a 301/302/303, which would turn
 the POST into a GET without its body (the error names where it pointed).
 
+A streaming agent (`stream: {answer: content.delta, done: done, route: done.method_used,
+error: error.message}`): each path's first part names the event (SSE `event:`, or the
+data's `type`); the answer is every `content` event's delta joined, an `error` event is the
+pair's error (its message), a stream that ends without `done` is an error (`stream cut`).
+`route: method_used` (or `stream.route`) is the method a router chose: kept on the answer
+(`route` in the records and the CSV) for the routing analysis.
+
 Retries: graphrag_llm's own `Retry`, configured like the index's model calls (the retry
 block of its local_search completion model in settings.yaml; `retry:` here overrides it),
 for 429, 503 and dropped connections only; a 429/503's `Retry-After` (seconds or a date)
@@ -61,6 +68,7 @@ if TYPE_CHECKING:
     import httpx
     from graphrag_llm.config import RetryConfig
     from graphrag_llm.retry import Retry
+    from httpx_sse import ServerSentEvent
 
     from gtog._project import Project
 
@@ -91,6 +99,8 @@ class HttpResult(SearchResult):
     """graphrag's `SearchResult` of an HTTP method, with the usage its reply stated."""
 
     stated: StatedUsage | None = None
+    route: str | None = None
+    """The method a router chose (`route` / `stream.route`), None when not stated."""
 
 
 class EndpointError(Exception):
@@ -233,11 +243,42 @@ def _event(data: str) -> Any:
         return data  # a plain-text chunk
 
 
+def _named(name: str | None, data: Any) -> Any:
+    """A streaming agent's event as `{name: data}`, its name the SSE `event:` field or,
+    for an unnamed event, its data's `type` (or `event`); unnamed data as it is."""
+    if name and name != "message":
+        return {name: data}
+    if isinstance(data, dict):
+        kind = data.get("type", data.get("event"))
+        if isinstance(kind, str) and kind:
+            return {kind: data}
+    return data
+
+
+def _last(events: list[Any], path: str | None) -> Any:
+    """The value at `path` in the last event that has it (None: none has)."""
+    if path is None:
+        return None
+    for event in reversed(events):
+        value = pick(event, path)
+        if value is not MISSING:
+            return value
+    return None
+
+
+def _route(value: Any) -> str | None:
+    if value is MISSING or value is None or isinstance(value, dict | list):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
 @dataclass(frozen=True)
 class _Reply:
     answer: str
     context: str | None
     stated: StatedUsage
+    route: str | None = None
 
 
 class HttpEngine:
@@ -300,6 +341,7 @@ class HttpEngine:
             prompt_tokens=0,
             output_tokens=0,
             stated=reply.stated,
+            route=reply.route,
         )
 
     async def _before(self, attempts: _Attempts, question_id: str) -> None:
@@ -408,7 +450,11 @@ class HttpEngine:
                         )
                     kind = response.headers.get("content-type", "").partition(";")[0].strip()
                     if kind == "text/event-stream":
-                        return self._read(await self._events(response), streamed=True)
+                        sse = await self._sse(response)
+                        if self.endpoint.stream is not None:
+                            return self._read_stream([_named(e.event, _event(e.data)) for e in sse])
+                        events = [_event(e.data) for e in sse]
+                        return self._read([e for e in events if e is not None], streamed=True)
                     raw = await self._body(response)
                     encoding = response.encoding or "utf-8"
                     break
@@ -427,6 +473,8 @@ class HttpEngine:
         text = raw.decode(encoding, errors="replace").removeprefix("\ufeff")
         if kind in ("application/x-ndjson", "application/jsonl", "application/json-lines"):
             lines = [_event(line) for line in text.split("\n")]
+            if self.endpoint.stream is not None:
+                return self._read_stream([_named(None, e) for e in lines if e is not None])
             return self._read([e for e in lines if e is not None], streamed=True)
         try:
             data = json.loads(text)
@@ -436,20 +484,18 @@ class HttpEngine:
             ) from None
         return self._read([data], streamed=False)
 
-    async def _events(self, response: httpx.Response) -> list[Any]:
+    async def _sse(self, response: httpx.Response) -> list[ServerSentEvent]:
         """A server-sent-events reply's events (decoded by its charset), at most
-        `max_reply_bytes` of data."""
+        `max_reply_bytes` of them."""
         from httpx_sse import EventSource
 
-        events: list[Any] = []
+        events: list[ServerSentEvent] = []
         size = 0
         async for e in EventSource(response).aiter_sse():
             size += len(e.data.encode()) + len(e.event or "") + 8
             if size > self.endpoint.max_reply_bytes:
                 raise self._too_large(f"{size} bytes of events read")
-            event = _event(e.data)
-            if event is not None:
-                events.append(event)
+            events.append(e)
         return events
 
     def _read(self, events: list[Any], streamed: bool) -> _Reply:
@@ -467,17 +513,51 @@ class HttpEngine:
         if not answer.strip():
             raise BadReply(f"the reply's {e.answer!r} is empty", kind="empty answer")
 
-        def last(path: str | None) -> Any:
-            if path is None:
-                return None
-            for event in reversed(events):
-                value = pick(event, path)
-                if value is not MISSING:
-                    return value
-            return None
+        usage = {f: _number(_last(events, p), f != "cost_usd") for f, p in e.usage.items()}
+        return _Reply(
+            answer,
+            context_text(_last(events, e.context)),
+            StatedUsage(**usage),
+            _route(_last(events, e.route)),
+        )
 
-        usage = {f: _number(last(p), f != "cost_usd") for f, p in e.usage.items()}
-        return _Reply(answer, context_text(last(e.context)), StatedUsage(**usage))
+    def _read_stream(self, events: list[Any]) -> _Reply:
+        """A streaming agent's events (`stream:`, each `{name: data}`): an error event
+        raises, the answer deltas are joined, the stream must end with its done event."""
+        e, paths = self.endpoint, self.endpoint.stream
+        assert paths is not None
+        where = f"http_methods.{self.name}.stream"
+        if paths.error is not None:
+            head = paths.error.split(".")[0]
+            for event in events:
+                message = pick(event, paths.error)
+                if message is MISSING or message is None:
+                    message = pick(event, head) if isinstance(event, dict) else MISSING
+                if message is not MISSING and message not in (None, "", {}):
+                    raise EndpointError(
+                        f"the agent's {head!r} event: {' '.join(_text(message).split())[:200]}",
+                        kind="agent error",
+                    )
+        if not any(pick(event, paths.done) is not MISSING for event in events):
+            raise BadReply(
+                f"the stream ended without its {paths.done!r} event after {len(events)} "
+                f"event(s) ({where}.done)",
+                kind="stream cut",
+            )
+        found = [p for p in (pick(event, paths.answer) for event in events) if p is not MISSING]
+        found = [p for p in found if p is not None]
+        if not found:
+            raise BadReply(
+                f"{len(events)} event(s) without the answer path {paths.answer!r} ({where}.answer)",
+                kind="no answer in reply",
+            )
+        answer = "".join(_text(p) for p in found)
+        if not answer.strip():
+            raise BadReply(f"the stream's {paths.answer!r} is empty", kind="empty answer")
+
+        usage = {f: _number(_last(events, p), f != "cost_usd") for f, p in e.usage.items()}
+        route = _route(_last(events, paths.route or e.route))
+        return _Reply(answer, context_text(_last(events, e.context)), StatedUsage(**usage), route)
 
 
 def _status_error(response: httpx.Response, body: str) -> EndpointError:

@@ -16,6 +16,13 @@ One endpoint per method, as a FastAPI backend on GraphRAG would have them:
   when chunked).
 - `.../search/limited?after=S[&date=1]`: 429 with `Retry-After: S` (seconds, or as an HTTP
   date) once per question, then the answer.
+- `.../search/agent/stream`: a streaming agent, as the user's backend: server-sent events
+  `status` (`step: routing|routed|searching|generating`, `method`), `content` (`delta`),
+  `done` (`method_used`, `sources`, `router_reasoning`). It routes by keyword (`route_of`:
+  a question starting "Who" to `local`, any other to `basic`) and answers with the
+  reference, but for the question ids in `wrong` ("I do not know"). A question holding
+  `[error]` gets an `error` event (`message`), one holding `[cut]` a stream that stops
+  before `done`. The plain `agent` reply names the same route (`method_used`).
 
 Every request there needs `Authorization: Bearer <token>` (else 401).
 
@@ -69,10 +76,53 @@ class SearchService:
     _thread: threading.Thread | None = None
     _runner: web.AppRunner | None = None
     _failures: dict[str, int] = field(default_factory=dict)
+    wrong: frozenset[str] = frozenset()
+    """Question ids the streaming agent answers wrongly."""
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @staticmethod
+    def route_of(question: str) -> str:
+        """The agent's keyword router: `local` for a "Who" question, else `basic`."""
+        return "local" if question.strip().lower().startswith("who") else "basic"
+
+    async def _agent_stream(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        authorized = request.headers.get("Authorization") == f"Bearer {self.token}"
+        self.requests.append(ServiceRequest(request.path, body, authorized))
+        if not authorized:
+            return web.json_response({"detail": "bad token"}, status=401)
+        question, qid = str(body.get("query", "")), str(body.get("question_id", ""))
+        route = self.route_of(question)
+        answer = "I do not know" if qid in self.wrong else self._answer(question)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+
+        async def send(event: str, data: dict[str, Any]) -> None:
+            await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+
+        await send("status", {"step": "routing"})
+        await send("status", {"step": "routed", "method": route})
+        if "[error]" in question:
+            await send("error", {"message": f"{route} search failed: index not loaded"})
+            await response.write_eof()
+            return response
+        await send("status", {"step": "searching", "method": route})
+        await send("status", {"step": "generating", "method": route})
+        words = answer.split(" ")
+        for i, word in enumerate(words):
+            await send("content", {"delta": word + (" " if i < len(words) - 1 else "")})
+        if "[cut]" not in question:
+            done = {
+                "method_used": route,
+                "sources": [{"id": "1", "text": f"source of {request.match_info['index_key']}"}],
+                "router_reasoning": f"keyword rule chose {route}",
+            }
+            await send("done", done)
+        await response.write_eof()
+        return response
 
     def _answer(self, question: str) -> str:
         refs = {q["question"]: q["answer"] for q in json.loads(EXAMPLE_QA.read_text())}
@@ -141,7 +191,8 @@ class SearchService:
             await response.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
             await response.write_eof()
             return response
-        return web.json_response({"response": answer, "context_data": context, "stats": stats})
+        reply = {"response": answer, "context_data": context, "stats": stats}
+        return web.json_response({**reply, "method_used": self.route_of(question)})
 
     async def _redirect(self, request: web.Request) -> web.Response:
         self.requests.append(ServiceRequest(request.path, await request.text(), False))
@@ -186,6 +237,9 @@ class SearchService:
             app.router.add_post("/api/collections/{index_key}/search/{name}", self._search)
             app.router.add_post("/redirect/{code}", self._redirect)
             app.router.add_post("/query", self._lightrag)
+            app.router.add_post(
+                "/api/collections/{index_key}/search/agent/stream", self._agent_stream
+            )
             self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
             loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, "127.0.0.1", 0, shutdown_timeout=0.5)

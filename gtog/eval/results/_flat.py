@@ -39,7 +39,8 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
     """`index_key, question_id, method` (and `epoch`, one row per answer, for a run with
     repeats), the `group_by` fields, one column per metric, with the `assertions` metric
     `assertions_missed` (a count) and `missed_assertions` (the assertions, joined by ` | `),
-    efficiency, `error`, `current`.
+    efficiency, `route` (the method a router chose; empty for other methods), `error`,
+    `current`.
 
     A score the judge could not give, and the efficiency of a search that never ran, are
     missing values (empty in the CSV), never 0; so is a group field a question lacks.
@@ -78,6 +79,7 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
                         "assertions_missed": count,
                         "missed_assertions": lost,
                         **{c: eff.get(c) for c in EFFICIENCY_COLUMNS},
+                        "route": entry.get("route"),
                         "error": _row_error(entry),
                         "current": not entry.get("stale"),
                     }
@@ -91,6 +93,7 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
         *metrics,
         *(ASSERTION_COLUMNS if "assertions" in metrics else ()),
         *EFFICIENCY_COLUMNS,
+        "route",
         "error",
         "current",
     ]

@@ -173,6 +173,7 @@ def _record_from_entry(
         error=entry.get("error"),
         error_kind=entry.get("error_kind"),
         finish_reason=entry.get("finish_reason"),
+        route=entry.get("route"),
         context_text=entry.get("context_text"),
         sources=entry.get("sources"),
         judgements=judgements,

@@ -124,6 +124,9 @@ class MethodRecord(BaseModel):
     exception type)."""
     finish_reason: str | None = None
     """`length` when the answer was cut at max_tokens (then, by default, `error` says so)."""
+    route: str | None = None
+    """The method a router chose for this answer (an HTTP method's `route` path, an
+    answers file's `route` field); None when the method is no router or did not say."""
     context_text: str | None = None
     sources: list[dict[str, str]] | None = None
     """Text units the answer's context used (`id`, `text`); None when none were recorded."""
@@ -144,7 +147,10 @@ class MethodRecord(BaseModel):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _without_first_epoch(handler(self), ("epoch",))
+        data = _without_first_epoch(handler(self), ("epoch",))
+        if data.get("route", 0) is None:  # no router: the record as it always was
+            del data["route"]
+        return data
 
     @property
     def key(self) -> AnswerKey:

@@ -72,6 +72,8 @@ def _method_entry(
         entry["error_kind"] = r.error_kind
     if r.finish_reason:
         entry["finish_reason"] = r.finish_reason
+    if r.route is not None:
+        entry["route"] = r.route
     if spec is None:
         pass
     elif searched_elsewhere(spec, r):

@@ -20,7 +20,7 @@ from tests.support.world import EXAMPLE_QA
 pytestmark = pytest.mark.integration
 
 TOKEN = "svc-token-SECRET-7f3a9c21e5"
-METHODS = ("agent", "local", "basic", "flaky", "slow", "broken", "streamed", "bench")
+METHODS = ("agent", "local", "basic", "flaky", "slow", "broken", "streamed", "bench", "router")
 
 
 @pytest.fixture
@@ -77,6 +77,12 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     http = "".join(_endpoint(service, n) for n in ("agent", "flaky", "slow", "broken")) + _endpoint(
         service, "streamed", "agent", ", stream: true"
     )
+    # the backend's streaming agent (issue 46 item 4): its events read by `stream:` paths
+    http += _endpoint(service, "router", "agent/stream").replace(
+        "    answer: response\n    context: context_data\n",
+        "    stream: {answer: content.delta, done: done, route: done.method_used,"
+        " error: error.message}\n    context: done.sources\n",
+    )
     root = make_eval_root(
         tmp_path,
         {"lighthouse": example_indexes["lighthouse"]},
@@ -99,12 +105,16 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     refs = {q["id"]: q["answer"] for q in json.loads(EXAMPLE_QA.read_text())}
     for qid, methods in by_q.items():
         # the service's answers, asked with the question, its id and the index key
-        for m in ("agent", "flaky", "streamed", "bench"):
+        for m in ("agent", "flaky", "streamed", "bench", "router"):
             assert methods[m].get("error") is None, (qid, m, methods[m].get("error"))
             assert methods[m]["response"] == refs[qid], (qid, m)
         assert methods["agent"]["context_text"].startswith("context of lighthouse")
         assert methods["streamed"]["context_text"].startswith("context of lighthouse")
         assert methods["bench"]["context_text"] == f"passage about {refs[qid]}\n\nanother passage"
+        # the route the streaming agent chose, kept on its answer (and on no other)
+        assert methods["router"]["route"] == {"lh-01": "local", "lh-02": "basic"}[qid]
+        assert methods["router"]["context_text"] == "source of lighthouse"
+        assert "route" not in methods["agent"] and "route" not in methods["local"]
         # the timeout and the reply without `response` are errors, of their kind; never scored
         assert methods["slow"]["error"].endswith("timed out after 2 s (http_methods.slow.timeout)")
         assert "answer path 'response'" in methods["broken"]["error"]
@@ -150,6 +160,9 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     agent_rows = csv[csv["method"] == "agent"]
     assert agent_rows["llm_calls"].tolist() == [3, 3]
     assert agent_rows["output_tokens"].isna().all()  # unknown: empty, not 0
+    routes = csv[csv["method"] == "router"].set_index("question_id")["route"]
+    assert routes.to_dict() == {"lh-01": "local", "lh-02": "basic"}
+    assert csv[csv["method"] != "router"]["route"].isna().all()
     # the token is in no file and no output
     for path in root.rglob("*"):
         if path.is_file():
