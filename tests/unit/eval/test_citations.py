@@ -176,6 +176,13 @@ def test_an_answer_citing_nothing_has_no_validity_and_zero_coverage() -> None:
     assert c.score == 0.0
 
 
+def test_gtog_tog_context_has_tables_but_tog_does_not_cite() -> None:
+    tog = TOG + "\n-----Entities-----\nid|entity|type|description\n1|MAREN HOLT|PERSON|x\n"
+    assert context_records(tog) == {"Entities": {"1"}}
+    j = _score(CitationValidity, "Maren [Data: Entities (1)].", tog)
+    assert j.score is None and "do not cite by design" in (j.error or "")
+
+
 @pytest.mark.parametrize(
     ("context", "why"),
     [
@@ -184,13 +191,6 @@ def test_an_answer_citing_nothing_has_no_validity_and_zero_coverage() -> None:
         (None, "output.save_intermediate was off"),
     ],
 )
-def test_gtog_tog_context_has_tables_but_tog_does_not_cite() -> None:
-    tog = TOG + "\n-----Entities-----\nid|entity|type|description\n1|MAREN HOLT|PERSON|x\n"
-    assert context_records(tog) == {"Entities": {"1"}}
-    j = _score(CitationValidity, "Maren [Data: Entities (1)].", tog)
-    assert j.score is None and "do not cite by design" in (j.error or "")
-
-
 def test_a_method_without_context_records_is_unscored(context: str | None, why: str) -> None:
     for scorer in (CitationValidity, CitationCoverage):
         j = _score(scorer, "Maren [Data: Entities (1)].", context)
