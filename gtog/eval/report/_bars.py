@@ -57,7 +57,9 @@ def score_bars(
         return None
     colors = method_colors(methods)
     by_key = {(s.method, s.metric): s for s in scores}
-    left, plot, row, gap = 110, 330, 16, 14
+    # room for the longest metric name (12 px text: ~6.6 px a character), within the width
+    left = max(110, min(170, round(6.6 * max(map(len, metrics), default=0)) + 14))
+    plot, row, gap = 330, 16, 14
     marks, legend_y = legend(colors, left, 14)
     top = legend_y + 16
     height = top + len(metrics) * (len(methods) * row + gap) + 34
@@ -68,11 +70,11 @@ def score_bars(
         label_y = y + len(methods) * row / 2 + 4
         marks.append(text(left - 8, label_y, metric, "end", "label"))
         scale = scales.get(metric)
-        if scale is not None:
-            shown = f"{scale[0]:g}-{scale[1]:g} as 0-1"
-            marks.append(text(left - 8, label_y - 13, shown, "end", "tick"))
+        shown = f"{scale[0]:g}-{scale[1]:g} as 0-1" if scale is not None else ""
         if common and metric in common:
-            marks.append(text(left - 8, label_y + 13, f"n = {common[metric]}", "end", "tick"))
+            shown = " · ".join(filter(None, (f"n = {common[metric]}", shown)))
+        if shown:
+            marks.append(text(left - 8, label_y + 13, shown, "end", "tick"))
         for method in methods:
             s = by_key.get((method, metric))
             mean = s.headline if s is not None else None

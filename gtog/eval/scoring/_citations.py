@@ -250,6 +250,7 @@ def check_citations(answer: str, context: str) -> CitationCheck:
     return CitationCheck(cited(answer), context_records(context), sentences(answer))
 
 
+TOG_DOES_NOT_CITE = "ToG answers from its paths and does not cite records by design"
 NO_RECORDS = (
     "the method placed no context records with ids (ToG, answers files and HTTP methods "
     "without context tables do not cite by design)"
@@ -267,7 +268,7 @@ class _CitationScorer(ScorerBase):
                 "no saved context to resolve citations in (output.save_intermediate was off)"
             )
         if _PATHS_RE.search(context):  # gtog's ToG: its evidence has tables, it cites none
-            return Judgement.unscored(NO_RECORDS)
+            return Judgement.unscored(TOG_DOES_NOT_CITE)
         check = check_citations(answer, context)
         if not check.records:
             return Judgement.unscored(NO_RECORDS)

@@ -16,7 +16,13 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from gtog.eval.scoring._base import CallBound, Judgement, PromptSet, ScorerBase, register_scorer
-from gtog.eval.scoring._citations import _PATHS_RE, NO_RECORDS, check_citations, record_texts
+from gtog.eval.scoring._citations import (
+    _PATHS_RE,
+    NO_RECORDS,
+    TOG_DOES_NOT_CITE,
+    check_citations,
+    record_texts,
+)
 from gtog.eval.scoring._claims import judge_model
 from gtog.eval.scoring._judges import EXTRA_PROMPTS, _total, judge_trials, load_prompts
 from gtog.search._bounds import MESSAGE_OVERHEAD
@@ -78,7 +84,9 @@ class CitationSupport(ScorerBase):
             return Judgement.unscored(
                 "no saved context to find the cited records in (output.save_intermediate was off)"
             )
-        if _PATHS_RE.search(context) or not record_texts(context):
+        if _PATHS_RE.search(context):
+            return Judgement.unscored(TOG_DOES_NOT_CITE)
+        if not record_texts(context):
             return Judgement.unscored(NO_RECORDS)
         pairs = self._pairs(answer, context)
         if not pairs:

@@ -180,13 +180,13 @@ def test_gtog_tog_context_has_tables_but_tog_does_not_cite() -> None:
     tog = TOG + "\n-----Entities-----\nid|entity|type|description\n1|MAREN HOLT|PERSON|x\n"
     assert context_records(tog) == {"Entities": {"1"}}
     j = _score(CitationValidity, "Maren [Data: Entities (1)].", tog)
-    assert j.score is None and "do not cite by design" in (j.error or "")
+    assert j.score is None and "does not cite records by design" in (j.error or "")
 
 
 @pytest.mark.parametrize(
     ("context", "why"),
     [
-        (TOG, "do not cite by design"),
+        (TOG, "does not cite records by design"),
         ("Maren keeps the lighthouse (an HTTP method's plain context).", "do not cite"),
         (None, "output.save_intermediate was off"),
     ],
