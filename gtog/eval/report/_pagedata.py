@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gtog.eval.report._noise import Noise
     from gtog.eval.report._pairs import HeadToHead
     from gtog.eval.report._repeats import PanelSection, RepeatsSection
+    from gtog.eval.report._routing import RoutingSection
 
 __all__ = ["PageData"]
 
@@ -69,6 +70,8 @@ class PageData:
     """Clusters, omnibus tests and detectable differences (None: an older summary)."""
     verdict: str | None = None
     """What the run found, in one line (gtog.eval.results._verdict; the terminal's too)."""
+    routing: RoutingSection | None = None
+    """Is routing worth it? (the summary's `routing`; None: fewer than 2 methods)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

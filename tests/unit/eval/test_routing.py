@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from gtog.eval.report._html import render_page
+from gtog.eval.report._page import page_data
 from gtog.eval.results._inference import Clusters
 from gtog.eval.results._records import MethodRecord, unknown_efficiency
 from gtog.eval.results._routing import question_features, routers_of, routing_summary
+from gtog.eval.results._summary import summarize
+from gtog.eval.results._views import detailed_results
 from gtog.eval.scoring._base import Judgement
+from gtog.eval.terminal import routing_line
 
 KEYS = [f"k{i}" for i in range(6)]
 # per index: three multi-hop questions, two single-hop; wh-words shared by both types
@@ -185,3 +190,59 @@ def test_question_features_are_known_before_answering() -> None:
     assert question_features(two, [])["entities"] == "2+"
     assert question_features(two, [])["length"] == "long (13+ words)"
     assert question_features(two, [])["wh"] == "why"
+
+
+def test_the_terminal_line_and_the_report_section(routing: dict) -> None:
+    line = routing_line({"routing": routing})
+    assert line is not None
+    assert line.startswith(
+        "routing (correctness, 30 questions): oracle 1.00 vs best single tog 0.60, headroom +0.40 ["
+    )
+    assert "; agent regret 0.63 [" in line
+    assert "; learned rule (by question_type) held-out 1.00, +0.40 [" in line
+    assert line.endswith(" over tog.")
+    assert routing_line({}) is None and routing_line({"routing": None}) is None
+
+    records = _records()
+    methods = ["tog", "basic", "local", "agent"]
+    meta = {"methods": methods, "metrics": ["correctness"], "index_keys": KEYS}
+    detailed = detailed_results(records, methods, meta, keep_intermediate=False)
+    summary = {"metadata": meta, **summarize(records, methods, ["correctness"]), "routing": routing}
+    data = page_data(detailed, summary)
+    assert data.routing is not None and data.routing.line == line
+    (agent,) = data.routing.routers
+    assert [(c.route, c.chosen, c.wrong_other_right) for c in agent.routes] == [
+        ("basic", 18, 12),
+        ("tog", 12, 6),
+    ]
+    html = render_page(data)
+    assert 'id="routing"' in html and 'href="#routing"' in html
+    assert "Router agent" in html and "Misrouted (18)" in html
+    assert "<th>multi-hop</th><td>tog</td>" in html
+    # an older summary: no section, no link
+    del summary["routing"]
+    assert page_data(detailed, summary).routing is None
+    assert 'id="routing"' not in render_page(page_data(detailed, summary))
+
+
+def test_the_plan_says_how_many_questions_show_a_headroom(routing: dict) -> None:
+    from gtog.eval.results._plan import Assumptions, plan_rows
+    from gtog.eval.results._power import questions_needed
+
+    records = _records()
+    labels = Clusters.of("index_key").labels(records)
+    summary = summarize(records, ["tog", "basic", "local"], ["correctness"])
+    summary["routing"] = routing
+    rows, _ = plan_rows(0.2, summary, Assumptions())
+    row = rows[0]  # the headroom first: the question of this study
+    assert (row.metric, row.pair, row.n, row.clusters) == (
+        "correctness headroom",
+        "oracle vs tog",
+        30,
+        6,
+    )
+    icc = max(0.0, routing["headroom"]["icc"] or 0.0)
+    need = questions_needed(0.2, discordance=0.4, cluster_size=5.0, icc=icc)
+    assert row.questions == need.questions and row.spread == "0.40"
+    assert len({labels[q] for q in labels}) == 6
+    assert [r.pair for r in rows[1:]] == ["tog vs basic", "tog vs local", "basic vs local"]
