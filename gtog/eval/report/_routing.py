@@ -77,6 +77,8 @@ class RuleRow:
     method: str
     n: int
     mean: float | None
+    fallback: bool = False
+    """Too few questions for a rule of their own: the rule's `otherwise` method."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,7 @@ def routing_section(summary: dict[str, Any]) -> RoutingSection | None:
             str(x.get("method")),
             as_int(x.get("n")) or 0,
             as_num(x.get("mean")),
+            x.get("fallback") is True,
         )
         for x in rule.get("rule") or []
         if isinstance(x, dict)

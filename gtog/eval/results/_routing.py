@@ -453,6 +453,7 @@ def _learned(
                     "method": method,
                     "n": len(members),
                     "mean": _mean([t.score[method][q] for q in members]),
+                    "fallback": value not in rule,  # too few questions: `otherwise`
                 }
             )
     return {
