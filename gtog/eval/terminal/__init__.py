@@ -1,5 +1,7 @@
-"""Terminal lines and tables of a run's summary (pure functions of the summary JSON)."""
+"""Terminal lines and tables of a run's summary, pure functions of the summary JSON:
+`routing` (the routing line under the scores table).
 
-from gtog.eval.terminal._routing import routing_line
 
-__all__ = ["routing_line"]
+Internal: not part of gtog's public API (see `gtog.eval`, `gtog.api`)."""
+
+__all__: list[str] = []

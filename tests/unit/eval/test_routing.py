@@ -13,7 +13,7 @@ from gtog.eval.results._routing import question_features, routers_of, routing_su
 from gtog.eval.results._summary import summarize
 from gtog.eval.results._views import detailed_results
 from gtog.eval.scoring._base import Judgement
-from gtog.eval.terminal import routing_line
+from gtog.eval.terminal._routing import routing_line
 
 KEYS = [f"k{i}" for i in range(6)]
 # per index: three multi-hop questions, two single-hop; wh-words shared by both types
