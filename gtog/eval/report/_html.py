@@ -109,6 +109,8 @@ ENVIRONMENT.filters["thousands"] = lambda value: f"{value:,}"
 ENVIRONMENT.globals["SIGNIFICANCE"] = f"{SIGNIFICANCE:g}"
 ENVIRONMENT.globals["SHADES"] = SHADES
 ENVIRONMENT.globals["NONE"] = NONE
+ENVIRONMENT.globals["q_href"] = lambda qid: f"#q-{qid}"
+"""Where a question id links to: its entry on the same page (the viewer links to its page)."""
 
 
 _COST_PANELS: tuple[tuple[Callable[[CostPoint], float | None], str, str], ...] = (

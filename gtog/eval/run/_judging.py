@@ -55,9 +55,8 @@ def _litellm_model(name: str, base: ChatModel, settings: Path) -> ChatModel:
     else with the provider's key from the environment, as LiteLLM names it."""
     import os
 
-    from graphrag_llm.completion import create_completion
-
     from gtog.llm._errors import transient
+    from gtog.llm._models import gated_completion
 
     provider, _, model = name.partition("/")
     if base.config.model_provider == provider:
@@ -78,7 +77,7 @@ def _litellm_model(name: str, base: ChatModel, settings: Path) -> ChatModel:
             )
         config = ModelConfig(model_provider=provider, model=model, api_key=key)
     config = transient(config)
-    return ChatModel(create_completion(config), config, name)
+    return ChatModel(gated_completion(config), config, name)
 
 
 def load_judge_panel(
@@ -87,7 +86,9 @@ def load_judge_panel(
     """The judge panel of one index (`judge.models`, by the ids given), or None without one.
 
     An id under the project's completion_models is that model; another `provider/model`
-    is a LiteLLM name, built through graphrag_llm too (see `_litellm_model`).
+    is a LiteLLM name, built through graphrag_llm too (see `_litellm_model`). Two names
+    that are one model (the same model at the same endpoint with the same arguments,
+    `gtog.llm._cache.model_identity`) are refused: they would be one judge counted twice.
     """
     if config.judge.models is None:
         return None
@@ -105,7 +106,25 @@ def load_judge_panel(
         if base is None:
             base = chat_model_from_config(graphrag, graphrag.local_search.completion_model_id)
         panel[name] = _litellm_model(name, base, settings)
+    _one_judge_each(panel, settings)
     return panel
+
+
+def _one_judge_each(panel: dict[str, ChatModel], settings: Path) -> None:
+    """Refuse a panel two of whose names are one model (they share every cached reply)."""
+    from gtog.llm._cache import model_identity
+
+    seen: dict[str, str] = {}
+    for name, model in panel.items():
+        identity = repr(sorted(model_identity(model.config).items()))
+        if identity in seen:
+            raise InputError(
+                f"{settings}: judge.models: {seen[identity]!r} and {name!r} are one model "
+                "(the same model at the same endpoint with the same arguments): one judge, "
+                "not two; give one another model, endpoint or call_args, or ask one judge "
+                "again with judge.trials"
+            )
+        seen[identity] = name
 
 
 def load_judge_embedder(

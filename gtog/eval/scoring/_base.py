@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
+    from graphrag_llm.config import ModelConfig
+
     from gtog.eval._dataset import QAItem
     from gtog.llm._models import ChatModel, EmbeddingModel
 
@@ -23,6 +25,7 @@ __all__ = [
     "ITEM_FIELDS",
     "SCORERS",
     "AssertionVerdict",
+    "CallBound",
     "Judgement",
     "PairCall",
     "PairJudgement",
@@ -141,6 +144,19 @@ class ScoringSetup:
     """An assertion passes when more than this share of its trials find it supported."""
 
 
+@dataclass(frozen=True)
+class CallBound:
+    """Calls one scoring of one answer makes on one model, least and most (the bounds
+    estimate, `gtog eval --estimate`): each figure a (low, high) pair over all the calls."""
+
+    model: ModelConfig
+    calls: tuple[float, float]
+    prompt: tuple[float, float]
+    output: tuple[float, float] = (0.0, 0.0)
+    embedding: bool = False
+    """Embedding requests (priced by input tokens only)."""
+
+
 class ScorerBase:
     """A convenient base for scorers: class attributes describe it, `setup` is kept."""
 
@@ -157,6 +173,13 @@ class ScorerBase:
     async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
         """The judgement of `answer` to `item`."""
         raise NotImplementedError
+
+    def bound(self, item: QAItem, answer: int, context: int) -> list[CallBound] | None:
+        """What scoring an answer to `item` of at most `answer` tokens (from a context of at
+        most `context` tokens) can cost, per model (the bounds estimate). A metric that
+        calls no model costs nothing; one that does says how much, else None: unknown (the
+        estimate says so rather than understate it)."""
+        return None if (self.uses_llm or self.metered) else []
 
 
 ScorerFactory = type[ScorerBase]

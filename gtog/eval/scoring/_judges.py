@@ -18,12 +18,19 @@ from pydantic import BaseModel, field_validator
 
 from gtog._errors import InputError, describe_exception
 from gtog._prompts import placeholders, render_prompt
-from gtog.eval.scoring._base import Judgement, PromptSet, ScorerBase, register_scorer
+from gtog.eval.scoring._base import (
+    CallBound,
+    Judgement,
+    PromptSet,
+    ScorerBase,
+    register_scorer,
+)
 from gtog.llm._cache import draw
 from gtog.llm._errors import fatal_reason
 from gtog.llm._models import ChatModel
 from gtog.llm._replies import ask_json, exact_choice, optional_text, parse_json_reply
 from gtog.llm._usage import UsageMeter, metering
+from gtog.search._bounds import MESSAGE_OVERHEAD
 
 if TYPE_CHECKING:
     from gtog.eval._dataset import QAItem
@@ -36,6 +43,7 @@ __all__ = [
     "LLMJudge",
     "PromptSet",
     "Verdict",
+    "asked_bound",
     "judge",
     "judge_panel",
     "judge_trials",
@@ -255,6 +263,25 @@ async def judge_panel(
     return _majority(out, verdicts, "judges")
 
 
+def asked_bound(
+    model: ChatModel, prompts: list[tuple[int, int]], trials: int, max_tokens: int
+) -> CallBound:
+    """The calls of `judge_trials` on `model` for each of `prompts` ((least, most) tokens
+    of its text): `trials` each at least, twice that at most (an unusable reply is asked
+    once more, `judge`), each reply at most `max_tokens`."""
+    t = max(1, trials)
+    n = len(prompts)
+    return CallBound(
+        model.config,
+        (t * n, 2 * t * n),
+        (
+            t * sum(low + MESSAGE_OVERHEAD for low, _ in prompts),
+            2 * t * sum(high + MESSAGE_OVERHEAD for _, high in prompts),
+        ),
+        (t * n, 2 * t * n * max_tokens),
+    )
+
+
 class LLMJudge(ScorerBase):
     """An LLM judge as a scorer: the run's judge model, prompts and trials, per index."""
 
@@ -289,6 +316,28 @@ class LLMJudge(ScorerBase):
         if setup.panel:
             return await judge_panel(self.name, setup.panel, setup.prompts, asked, **sampling)
         return await judge_trials(self.name, setup.model, setup.prompts, asked, **sampling)
+
+    def bound(self, item: QAItem, answer: int, context: int) -> list[CallBound] | None:
+        """`asked_bound` of the metric's prompt on every model asked (each panel model at
+        its own price): the template with the question and reference as they are, an
+        answer of at most `answer` tokens and a context of at most `context`."""
+        setup = self.setup
+        if setup.prompts is None:
+            return []
+        fields = FIELDS[self.name]
+        texts = {"question": item.question, "ground_truth": item.reference}
+        reads_answer = "answer" in fields or "predicted" in fields
+        variable = (answer if reads_answer else 0) + (context if "context" in fields else 0)
+        models = list(setup.panel.values()) or ([setup.model] if setup.model else [])
+        out = []
+        for model in models:
+            fixed = model.count_tokens(setup.prompts.templates[self.name])
+            fixed += sum(model.count_tokens(str(texts.get(f) or "")) for f in fields)
+            low = fixed + (1 if reads_answer else 0)
+            out.append(
+                asked_bound(model, [(low, fixed + variable)], setup.trials, setup.max_tokens)
+            )
+        return out
 
 
 for _metric, _fields in FIELDS.items():

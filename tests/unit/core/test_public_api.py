@@ -61,6 +61,7 @@ PUBLIC: dict[str, list[str]] = {
     "gtog.eval.results": [],
     "gtog.eval.run": [],
     "gtog.eval.terminal": [],
+    "gtog.eval.view": [],
     "gtog.eval.scoring": [
         "ALL_METRICS",
         "Judgement",
