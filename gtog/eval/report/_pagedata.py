@@ -72,6 +72,8 @@ class PageData:
     """What the run found, in one line (gtog.eval.results._verdict; the terminal's too)."""
     routing: RoutingSection | None = None
     """Is routing worth it? (the summary's `routing`; None: fewer than 2 methods)."""
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Graded metrics' scales (the tables show them on it; the charts as 0-1)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

@@ -3,8 +3,8 @@ the run's routers, and a rule learned from the run: the summary's `routing`.
 
 Pure functions of records, on one metric (`routing_metric`: correctness when judged), over
 the questions every method (the routers aside) has a score for; a failed search or judge
-leaves its question out, as the same-question means do. A score of at least `RIGHT_AT` is
-*right*.
+leaves its question out, as the same-question means do. A graded judge's score is read on
+0-1 (its scale's low end 0, high end 1); a score of at least `RIGHT_AT` is *right*.
 
 - **oracle**: per question, the best score any method got (ties: the cheapest answer,
   then the method listed first); its mean is what a perfect router would get.
@@ -114,7 +114,11 @@ class _Table:
             j = r.judgements.get(metric)
             if j is None or j.score is None:
                 continue
-            self.score.setdefault(r.method, {})[q] = float(j.score)
+            score = float(j.score)
+            if j.scale:  # a graded judge's score, read on 0-1 as every other
+                low, high = float(j.scale[0]), float(j.scale[1])
+                score = (score - low) / (high - low) if high > low else score
+            self.score.setdefault(r.method, {})[q] = score
             self.cost.setdefault(r.method, {})[q] = r.efficiency.cost_usd if r.efficiency else None
             self.route.setdefault(r.method, {})[q] = r.route
 

@@ -244,3 +244,18 @@ def test_the_plan_says_how_many_questions_show_a_headroom(routing: dict) -> None
     assert row.questions == need.questions and row.spread == "0.40"
     assert len({labels[q] for q in labels}) == 6
     assert [r.pair for r in rows[1:]] == ["tog vs basic", "tog vs local", "basic vs local"]
+
+
+def test_a_graded_judge_s_scores_are_read_on_0_to_1() -> None:
+    graded = []
+    for r in _records():
+        if r.method == "agent":
+            continue
+        score = r.judgements["correctness"].score
+        # 1-5: a right answer 5, a wrong one 2 (0.25 on 0-1: wrong)
+        j = Judgement(score=5 if score else 2, scale=[1, 5])
+        graded.append(r.model_copy(update={"judgements": {"correctness": j}}))
+    out = routing_summary(graded, ["tog", "basic", "local"], ["correctness"])
+    assert out is not None
+    assert out["oracle"]["mean"] == 1.0 and out["best_single"]["mean"] == pytest.approx(0.7)
+    assert out["only_one_right"]["by_method"] == {"tog": 18, "basic": 12}
