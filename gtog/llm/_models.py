@@ -281,7 +281,7 @@ class EmbeddingModel:
         return run_sync(self.embed(texts))
 
 
-def gated_completion(model_config: ModelConfig) -> LLMCompletion:
+def gated_completion(model_config: ModelConfig, model_id: str | None = None) -> LLMCompletion:
     """graphrag_llm's completion model for `model_config`, its requests passing the call
     gate (the run's cache and limits, `gtog.llm._gate`), an identical request in flight
     shared (`gtog.llm._flights`)."""
@@ -293,10 +293,10 @@ def gated_completion(model_config: ModelConfig) -> LLMCompletion:
     inner = create_completion(
         model_config, cache=CALL_GATE, cache_key_creator=key_creator("chat", model_config)
     )
-    return cast("LLMCompletion", SharedModel(inner, model_config))
+    return cast("LLMCompletion", SharedModel(inner, model_config, model_id))
 
 
-def gated_embedding(model_config: ModelConfig) -> LLMEmbedding:
+def gated_embedding(model_config: ModelConfig, model_id: str | None = None) -> LLMEmbedding:
     """graphrag_llm's embedding model for `model_config`, through the call gate, an
     identical request in flight shared."""
     from graphrag_llm.embedding import create_embedding
@@ -307,16 +307,16 @@ def gated_embedding(model_config: ModelConfig) -> LLMEmbedding:
     inner = create_embedding(
         model_config, cache=CALL_GATE, cache_key_creator=key_creator("embedding", model_config)
     )
-    return cast("LLMEmbedding", SharedModel(inner, model_config))
+    return cast("LLMEmbedding", SharedModel(inner, model_config, model_id))
 
 
 def chat_model_from_config(config: GraphRagConfig, model_id: str) -> ChatModel:
     """The completion model `model_id` of a loaded graphrag config (transient errors retried)."""
     model_config = transient(config.get_completion_model_config(model_id))
-    return ChatModel(gated_completion(model_config), model_config, model_id)
+    return ChatModel(gated_completion(model_config, model_id), model_config, model_id)
 
 
 def embedding_model_from_config(config: GraphRagConfig, model_id: str) -> EmbeddingModel:
     """The embedding model `model_id` of a loaded graphrag config (transient errors retried)."""
     model_config = transient(config.get_embedding_model_config(model_id))
-    return EmbeddingModel(gated_embedding(model_config), model_config, model_id)
+    return EmbeddingModel(gated_embedding(model_config, model_id), model_config, model_id)
