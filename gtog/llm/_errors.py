@@ -154,7 +154,11 @@ def fatal_in(exc: BaseException) -> BaseException | None:
 
 
 def transient(config: ModelConfig) -> ModelConfig:
-    """`config` whose retry (if any) also retries transient errors, unless it names its own."""
+    """`config` whose retry (if any) also retries transient errors, unless it names its own
+    (and, like every retry in gtog, waits the delay a server states: `gtog.llm._retry`)."""
+    from gtog.llm._retry import register_retries
+
+    register_retries()
     retry = config.retry
     if retry is None or "exceptions_to_skip" in (retry.model_extra or {}):
         return config

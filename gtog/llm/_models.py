@@ -45,6 +45,8 @@ Messages = str | list[dict[str, Any]]
 
 _OPENAI_WIRE = {"openai", "azure", "hosted_vllm", "lm_studio", "openai_like", "custom_openai"}
 """Providers whose requests are OpenAI chat-completions bodies (extra_body is merged in)."""
+_GOOGLE_WIRE = {"gemini", "vertex_ai", "vertex_ai_beta"}
+"""Providers whose requests are Gemini `generateContent` bodies."""
 
 
 def _supports_schema(config: ModelConfig) -> bool:
@@ -96,6 +98,9 @@ class ChatModel:
             extra = dict(args.get("extra_body") or {})
             extra.setdefault("response_format", fmt)
             args["extra_body"] = extra
+        elif self.config.model_provider in _GOOGLE_WIRE:
+            # the same loss: Gemini's own field, which LiteLLM puts in generationConfig
+            args.setdefault("response_mime_type", "application/json")
         else:
             args["response_format_json_object"] = True
 
