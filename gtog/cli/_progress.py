@@ -6,10 +6,19 @@ rich's `TimeRemainingColumn` estimates speed from the last 30 seconds of progres
 demo: over 30 s per answer), no two updates fall in the window and it shows `-:--:--` to
 the end. `EtaColumn` takes the mean seconds per finished item since the bar started, which
 exists from the first item on.
+
+Without a terminal (stderr to a file, a pipe, CI), rich draws no bar until the end: the run
+prints a plain line instead (`PlainProgress`): items done, elapsed, ETA, spend and the last
+item, every `PLAIN_EVERY` seconds (`GTOG_PROGRESS_SECONDS`; 0: one line per finished item),
+and one when the run ends.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -25,7 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOG_NAME",
+    "PLAIN_EVERY",
     "EtaColumn",
+    "PlainProgress",
     "SpendColumn",
     "eta_seconds",
     "run_with_progress",
@@ -34,6 +45,8 @@ __all__ = [
 
 LOG_NAME = "eval.log"
 """Every log record of a run (keys masked), in its output folder."""
+PLAIN_EVERY = 30.0
+"""Seconds between progress lines without a terminal (env `GTOG_PROGRESS_SECONDS`)."""
 
 
 def eta_seconds(elapsed: float | None, completed: float, total: float | None) -> float | None:
@@ -90,6 +103,104 @@ class SpendColumn(ProgressColumn):
         return Text(spend_text(self.budget, self.estimate_usd), style="progress.data.speed")
 
 
+def _plain_every() -> float:
+    raw = os.environ.get("GTOG_PROGRESS_SECONDS", "").strip()
+    try:
+        return max(float(raw), 0.0) if raw else PLAIN_EVERY
+    except ValueError:
+        return PLAIN_EVERY
+
+
+def _clock(seconds: float) -> str:
+    return str(timedelta(seconds=int(seconds)))
+
+
+class PlainProgress:
+    """Progress as plain lines, for a console that is not a terminal: one every `every`
+    seconds while the run goes on (also when no item finishes in between), one per finished
+    item when `every` is 0, and one at the end."""
+
+    def __init__(
+        self,
+        console: Console,
+        total: int,
+        spend: Callable[[], str] = str,
+        every: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[float], bool] | None = None,
+    ) -> None:
+        """`wait(seconds)`: the heartbeat's pause, True when the run ended (default: the
+        end of the run, or `every` seconds)."""
+        self.console = console
+        self.total = total
+        self.completed = 0
+        self.last = ""
+        self.spend = spend
+        self.every = _plain_every() if every is None else every
+        self.clock = clock
+        self.started = clock()
+        self.printed = self.started
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._wait = wait or self._stop.wait
+
+    def line(self) -> str:
+        """`evaluating 12/40 (30%), 0:05:00 elapsed, eta 0:12:30, $0.01 spent, last: ...`."""
+        elapsed = self.clock() - self.started
+        share = f" ({100 * self.completed / self.total:.0f}%)" if self.total else ""
+        left = eta_seconds(elapsed, self.completed, self.total)
+        parts = [
+            f"evaluating {self.completed}/{self.total}{share}",
+            f"{_clock(elapsed)} elapsed",
+            f"eta {_clock(left) if left is not None else '-:--:--'}",
+        ]
+        if spent := self.spend():
+            parts.append(spent)
+        if self.last:
+            parts.append(f"last: {self.last}")
+        return ", ".join(parts)
+
+    def _print(self) -> None:
+        with self._lock:
+            self.printed = self.clock()
+            text = self.line()
+        self.console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+    def _due(self) -> bool:
+        return self.clock() - self.printed >= self.every
+
+    def advance(self, last: str) -> None:
+        """One more item finished; a line when one is due."""
+        with self._lock:
+            self.completed += 1
+            self.last = last
+        if self._due():
+            self._print()
+
+    def add(self, n: int) -> None:
+        """`n` more items to do."""
+        with self._lock:
+            self.total += n
+
+    def _beat(self) -> None:
+        while not self._wait(self.every):
+            if self._due():
+                self._print()
+
+    def __enter__(self) -> PlainProgress:
+        if self.every > 0:
+            self._thread = threading.Thread(target=self._beat, name="gtog-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._print()
+
+
 def last_item(record: MethodRecord | PairRecord) -> str:
     """The progress bar's note on the item that just finished: `tog lh-03 ok`."""
     from gtog.eval.results._records import PairRecord
@@ -117,6 +228,8 @@ def run_with_progress(
     from gtog.eval.run._loop import run_evaluation_async
     from gtog.llm._models import run_sync
 
+    estimate_usd = cost_context(run.output_dir)["estimate_usd"]
+    plain = not quiet and not console.is_terminal
     progress = Progress(
         TextColumn("{task.description}", markup=False),
         BarColumn(bar_width=24),
@@ -124,24 +237,28 @@ def run_with_progress(
         TimeElapsedColumn(),
         TextColumn("eta"),
         EtaColumn(),
-        SpendColumn(run.budget, cost_context(run.output_dir)["estimate_usd"]),
+        SpendColumn(run.budget, estimate_usd),
         TextColumn("{task.fields[last]}", markup=False),
         console=console,
-        disable=quiet,
+        disable=quiet or plain,
     )
+    total = len(run.todo) + len(run.to_judge)
+    lines = PlainProgress(console, total, lambda: spend_text(run.budget, estimate_usd))
     code = 0
     with capture_logs(run.output_dir / LOG_NAME, run.redactor):
         try:
-            with progress:
-                total = [len(run.todo) + len(run.to_judge)]
-                task = progress.add_task("evaluating", total=total[0], last="")
+            with progress, lines if plain else contextlib.nullcontext():
+                task = progress.add_task("evaluating", total=total, last="")
 
                 def more(n: int) -> None:  # comparisons start as their answers land
-                    total[0] += n
-                    progress.update(task, total=total[0])
+                    lines.add(n)
+                    progress.update(task, total=lines.total)
 
                 def done(record: MethodRecord | PairRecord) -> None:
-                    progress.update(task, advance=1, last=last_item(record))
+                    note = last_item(record)
+                    progress.update(task, advance=1, last=note)
+                    if plain:
+                        lines.advance(note)
 
                 run_sync(run_evaluation_async(run, on_record=done, on_scheduled=more))
         except FatalRunError as exc:

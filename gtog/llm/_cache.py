@@ -1,10 +1,18 @@
 """The model-call cache's store and keys: one JSON file per request, written atomically.
 
-A key is the hash of what reaches the provider: provider and model (and Azure deployment),
-the model's call arguments, the request (messages or input, sampling settings, response
-format, extra body), the answer's repeat number when it is above 1 (`gtog.llm._repeat`) and
-the draw (`draw()`: a judge's trial, a structured reply's second attempt) when above 1. The
-endpoint, key, timeouts and retries are not in it: the same model served elsewhere shares it.
+A key is the hash of what reaches the provider and where: provider and model, the model
+entry's endpoint (`api_base`, `api_version`, Azure deployment), the model's call
+arguments, the request (messages or input, sampling settings, response format, extra
+body), the answer's repeat number when it is above 1 (`gtog.llm._repeat`) and the draw
+(`draw()`: a judge's trial, a structured reply's second attempt) when above 1. The key,
+timeouts and retries are not in it: two entries naming one model at one endpoint with the
+same arguments are one model and share the cache; the same model name at another server
+is another model (two judges of a panel).
+
+A reply gtog rejects is never kept nor replayed (`rejection`): one cut short
+(`finish_reason` `length`, `content_filter`), an empty one, or one the caller's check
+refuses (`reading(check)`: `ask_json`'s schema, so an unreadable verdict is asked again
+by `--retry-errors` rather than replayed).
 
 The store is a folder of `<k[:2]>/<k>.json` files, each written to a temporary file beside
 it and renamed into place, so any number of processes (shards on a shared file system
@@ -27,13 +35,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gtog.llm._repeat import current_epoch
+from gtog.llm._usage import CUT_REASONS
 
 if TYPE_CHECKING:
     from graphrag_llm.config import ModelConfig
 
-__all__ = ["CACHE_VERSION", "CallStore", "call_key", "current_draw", "draw", "key_creator"]
+__all__ = [
+    "CACHE_VERSION",
+    "CallStore",
+    "call_key",
+    "current_draw",
+    "draw",
+    "key_creator",
+    "model_identity",
+    "reading",
+    "rejection",
+]
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 """Part of every key: raised when what a key means or an entry holds changes."""
 
 _NOT_REQUEST = frozenset(
@@ -85,6 +104,43 @@ def current_draw() -> tuple[tuple[str, int], ...]:
     return _draw.get()
 
 
+Check = Callable[[str], "str | None"]
+"""A caller's reading of a reply's text: why it is refused, or None when it is used."""
+
+_check: contextvars.ContextVar[Check | None] = contextvars.ContextVar("gtog_check", default=None)
+
+
+@contextmanager
+def reading(check: Check) -> Iterator[None]:
+    """The replies of the calls inside the block are used only when `check(text)` is None:
+    one it refuses is neither stored in the cache nor replayed from it (nor shared with an
+    identical request in flight)."""
+    token = _check.set(check)
+    try:
+        yield
+    finally:
+        _check.reset(token)
+
+
+def rejection(response: Any) -> str | None:
+    """Why gtog rejects a chat reply (a response's `model_dump`): cut short, empty, or
+    refused by the current `reading` check; None when it is kept (and for embeddings)."""
+    if not isinstance(response, dict) or "choices" not in response:
+        return None
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return "a reply without choices"
+    finish = choices[0].get("finish_reason")
+    if finish in CUT_REASONS:
+        return f"reply {CUT_REASONS[finish]} (finish_reason: {finish})"
+    message = choices[0].get("message") or {}
+    text = message.get("content") if isinstance(message, dict) else None
+    if not str(text or "").strip():
+        return None if isinstance(message, dict) and message.get("tool_calls") else "empty reply"
+    check = _check.get()
+    return check(str(text)) if check is not None else None
+
+
 def _plain(value: Any) -> Any:
     """A JSON-able form of a request value (a pydantic class: its JSON schema)."""
     schema = getattr(value, "model_json_schema", None)
@@ -100,16 +156,33 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _endpoint(value: Any) -> str | None:
+    """An address as a key part: spaces and trailing slashes aside."""
+    return str(value).strip().rstrip("/") or None if value else None
+
+
+def model_identity(config: ModelConfig) -> dict[str, Any]:
+    """What makes a model entry the model it is: provider and model, where it is served
+    (`api_base`, `api_version`: the call arguments' where given, as graphrag_llm sends
+    them; the Azure deployment) and its call arguments. Two entries alike here are one
+    model (its key and secrets aside)."""
+    args = dict(config.call_args or {})
+    return {
+        "model": f"{config.model_provider}/{config.model}",
+        "api_base": _endpoint(args.get("api_base") or args.get("base_url") or config.api_base),
+        "api_version": args.get("api_version") or config.api_version,
+        "deployment": config.azure_deployment_name,
+        "call_args": _plain({k: v for k, v in args.items() if k not in _NOT_REQUEST}),
+    }
+
+
 def call_key(kind: str, config: ModelConfig, request: dict[str, Any]) -> str:
     """The cache key of one request (`kind`: `chat` or `embedding`) to `config`'s model."""
     asked = {k: v for k, v in request.items() if k not in _NOT_REQUEST and v is not None}
-    call_args = {k: v for k, v in (config.call_args or {}).items() if k not in _NOT_REQUEST}
     data: dict[str, Any] = {
         "v": CACHE_VERSION,
         "kind": kind,
-        "model": f"{config.model_provider}/{config.model}",
-        "deployment": config.azure_deployment_name,
-        "call_args": _plain(call_args),
+        **model_identity(config),
         "request": _plain(asked),
     }
     epoch = current_epoch()

@@ -9,9 +9,10 @@ request waits for the first one's reply instead; the reply it gets is marked as 
 
 Requests are the same when their cache keys are (`gtog.llm._cache.call_key`: model,
 request, repeat number, draw). Sharing is per event loop and for asynchronous calls only.
-When the first request fails (an error, a limit of its own pair, a cancellation) the
-waiting ones are sent themselves: a failure is never shared. Streamed requests, and every
-request outside a run or with `--no-cache`, go straight through.
+When the first request fails (an error, a limit of its own pair, a cancellation) or its
+reply is one gtog rejects (`gtog.llm._cache.rejection`: cut, empty, refused by the
+caller's check) the waiting ones are sent themselves: a failure is never shared. Streamed
+requests, and every request outside a run or with `--no-cache`, go straight through.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from gtog.llm._cache import call_key
+from gtog.llm._cache import call_key, rejection
 from gtog.llm._gate import CACHED_MARK, current_calls
 
 if TYPE_CHECKING:
@@ -55,8 +56,11 @@ async def shared_call(
     slot = (id(loop), call_key(kind, config, request))
     while (first := _flights.get(slot)) is not None:
         response = await asyncio.shield(first)
-        if response is not None:
+        if response is None:
+            continue
+        if rejection(response.model_dump(mode="json")) is None:
             return _replayed(response)
+        break  # a rejected reply: this request is sent itself
     flight: asyncio.Future[Any] = loop.create_future()
     _flights[slot] = flight
     response = None

@@ -6,9 +6,12 @@ chat and embeddings, asynchronous and synchronous calls alike, below graphrag's 
 ToG and the judges. During a run (`model_calls(...)`, a context variable):
 
 - a request whose reply is stored is answered from the store, marked `gtog_cached` (the
-  meter counts it with its recorded usage, as cached);
+  meter counts it with its recorded usage, as cached), unless gtog rejects that reply
+  (`gtog.llm._cache.rejection`: cut, empty, refused by the caller's check): then it is
+  sent again;
 - otherwise, if a limit of the run or of the current pair is reached, the request is
-  refused (`LimitReached`); else it goes out, and graphrag_llm stores its reply here.
+  refused (`LimitReached`); else it goes out, and graphrag_llm stores its reply here
+  (a rejected reply is not stored).
 
 Outside a run (no `model_calls` block) the gate lets every request through and keeps
 nothing. Its file reads and writes happen in a worker thread when called on the main
@@ -29,7 +32,7 @@ from typing import Any
 from graphrag_cache import Cache
 
 from gtog.llm._budget import Budget, refusal, run_budget
-from gtog.llm._cache import CallStore
+from gtog.llm._cache import CallStore, rejection
 
 __all__ = ["CALL_GATE", "CallGate", "RunCalls", "current_calls", "model_calls"]
 
@@ -75,7 +78,10 @@ async def _blocking(fn: Any, *args: Any) -> Any:
 
 
 def _replayable(value: Any) -> bool:
-    return isinstance(value, dict) and isinstance(value.get("response"), dict)
+    """A stored or received value graphrag_llm can replay, of a reply gtog keeps."""
+    if not isinstance(value, dict) or not isinstance(value.get("response"), dict):
+        return False
+    return rejection(value["response"]) is None
 
 
 class CallGate(Cache):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Union, get_arg
 import json_repair
 from pydantic import BaseModel, ValidationError
 
-from gtog.llm._cache import draw
+from gtog.llm._cache import draw, reading
 from gtog.llm._usage import CUT_REASONS, ChatReply
 
 if TYPE_CHECKING:
@@ -279,13 +279,18 @@ async def ask_json(
     A reply cut at max_tokens or stopped by a content filter is not read at all (a cut
     verdict may be another verdict's first half). Transport errors are raised (the caller
     decides whether they are fatal); an unreadable or invalid reply is returned as
-    `JsonReply(value=None, error=...)`, never as a default.
+    `JsonReply(value=None, error=...)`, never as a default. A reply it cannot use is
+    neither stored in the model-call cache nor replayed from it (`gtog.llm._cache.reading`).
     """
     replies: list[ChatReply] = []
     error = "no attempt"
     text: str | None = None
+
+    def check(reply: str) -> str | None:  # an unreadable reply is never cached nor replayed
+        return parse_json_reply(reply, schema)[1]
+
     for attempt in range(1, max(1, attempts) + 1):
-        with draw("attempt", attempt):  # asking again is a new sample, never a replay
+        with draw("attempt", attempt), reading(check):  # asking again: a new sample
             reply = await model.chat(
                 messages,
                 temperature=temperature,

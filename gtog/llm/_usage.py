@@ -168,8 +168,9 @@ def current_meter() -> UsageMeter | None:
 
 
 PRICE_SETTING = "cost_per_1k"
-"""A model's settings key for its own price: `cost_per_1k: {input: 0.15, output: 0.6}`
-(USD per 1,000 prompt / output tokens), used instead of LiteLLM's price table."""
+"""A model's settings key for its own price: `cost_per_1k: {input: 0.00015, output: 0.0006}`
+(USD per 1,000 prompt / output tokens: gpt-4o-mini's $0.15 / $0.60 per million), used
+instead of LiteLLM's price table."""
 
 
 def _own_price(config: ModelConfig) -> tuple[float, float] | None:

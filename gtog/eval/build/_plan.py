@@ -10,34 +10,55 @@ A key's documents are, in this order: `documents: {key: path}` (a file or a fold
 eval_config.yaml; the project's own input folder when it already holds files; the one
 `<key>.txt` (or `.md`) under the dataset's folder (`eval/<key>/<key>.txt` beside
 `<key>.json`); the text files of a folder named after the key there.
+
+The copies gtog makes in a project's input folder are recorded in its `COPIES` file (the
+source and what was copied): while the key is not built, a copy whose source changed is
+copied again (a file the user put there, or edited since, is kept). Every document of a key
+to build is read at plan time: an empty one, or one that does not decode with the input's
+encoding, is refused with the file named, before anything is written.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from gtog._errors import InputError
 from gtog._project import SETTINGS_FILES, settings_file
 
 __all__ = [
+    "COPIES",
     "FINAL_TABLES",
     "TEXT_SUFFIXES",
     "KeyPlan",
+    "document_problem",
     "find_documents",
     "index_gap",
     "plan_keys",
     "raw_settings",
+    "recorded_copies",
 ]
 
 FINAL_TABLES = ("entities", "relationships", "communities", "community_reports", "text_units")
 TEXT_SUFFIXES = (".txt", ".md")
 """Documents found by name (`<key>.txt`); a `documents:` entry may name any file."""
+COPIES = ".gtog-copies.json"
+"""In a project's folder: `{copy path: {"source": path, "sha256": of what was copied}}`."""
+_PATTERNS = {
+    "text": r".*\.txt$",
+    "csv": r".*\.csv$",
+    "json": r".*\.json$",
+    "jsonl": r".*\.jsonl$",
+    "parquet": r".*\.parquet$",
+}
+"""graphrag's default input file pattern per input type."""
+_DECODED = ("text", "csv", "json", "jsonl")
+"""Input types graphrag reads as text (with the input's encoding)."""
 
 
 @dataclass
@@ -64,16 +85,17 @@ class KeyPlan:
 
 
 def raw_settings(folder: Path) -> dict[str, Any]:
-    """A project's settings file as written (no `${ENV}` substitution); {} when none."""
+    """A project's settings file as written (no `${ENV}` substitution; graphrag 2.x's in
+    3.3's shape); {} when none."""
+    from gtog._project import read_settings
+
     path = settings_file(folder)
     if path is None:
         return {}
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+        return read_settings(path).data
+    except InputError as exc:
         raise InputError(f"{path}: not readable ({exc})") from None
-    return data if isinstance(data, dict) else {}
 
 
 def _folder(settings: dict[str, Any], section: str, default: str) -> str | None:
@@ -126,6 +148,49 @@ def _input_folder(project: Path) -> Path | None:
     return Path(base) if Path(base).is_absolute() else project / base
 
 
+def recorded_copies(project: Path) -> dict[str, dict[str, str]]:
+    """The copies gtog made in `project`'s input folder ({} when none is recorded)."""
+    try:
+        data = json.loads((project / COPIES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _input_format(settings: dict[str, Any]) -> tuple[str, str, str | None]:
+    """The input's type, encoding and file pattern (graphrag 3.x names, or 2.x's)."""
+    block = settings.get("input") or {}
+    block = block if isinstance(block, dict) else {}
+    kind = str(block.get("type") or block.get("file_type") or "text")
+    encoding = str(block.get("encoding") or block.get("file_encoding") or "utf-8")
+    pattern = block.get("file_pattern") or _PATTERNS.get(kind)
+    return kind, encoding, str(pattern) if pattern else None
+
+
+def document_problem(path: Path, kind: str = "text", encoding: str = "utf-8") -> str | None:
+    """Why `path` cannot be indexed (empty, not readable, not `encoding` text), or None."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return f"{path}: not readable ({exc.strerror or exc})"
+    if kind not in _DECODED:
+        return None if data else f"{path}: empty document"
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        return None  # graphrag will say so, naming its setting
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        return (
+            f"{path}: not {encoding} text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            f"save it as {encoding}, or set input.encoding in the project's settings"
+        )
+    if not text.strip():
+        return f"{path}: empty document"
+    return None
+
+
 def _files(folder: Path) -> list[Path]:
     return sorted(
         p
@@ -147,7 +212,9 @@ def find_documents(
         raise InputError(f"documents: {key}: {given} is not a file or a folder of documents")
     own = _input_folder(project) if settings_file(project) is not None else None
     if own is not None and own.is_dir() and any(own.iterdir()):
-        return []
+        # gtog's own copies: their sources (a changed one is copied again); else the user's
+        sources = {Path(c.get("source", "")) for c in recorded_copies(project).values()}
+        return sorted(p for p in sources if p.name and p.is_file())
     found: list[Path] = []
     folders: list[Path] = []
     ignored = {p.resolve() for p in skip}
@@ -180,6 +247,24 @@ def find_documents(
     )
 
 
+def _document_problems(plan: KeyPlan) -> list[str]:
+    """Each document of `plan` that cannot be indexed, as one message."""
+    settings = raw_settings(plan.template if plan.new and plan.template else plan.project)
+    kind, encoding, pattern = _input_format(settings)
+    docs = plan.documents
+    if not docs and not plan.new:
+        own = _input_folder(plan.project)
+        if own is not None and own.is_dir():
+            docs = [
+                p
+                for p in sorted(own.rglob("*"))
+                if p.is_file()
+                and not p.name.startswith(".")
+                and (pattern is None or re.search(pattern, p.relative_to(own).as_posix()))
+            ]
+    return [m for doc in docs if (m := document_problem(doc, kind, encoding)) is not None]
+
+
 def plan_keys(
     root: Path,
     indexes: dict[str, str],
@@ -206,7 +291,8 @@ def plan_keys(
     if unknown:
         raise InputError(f"{config_path}: documents: {unknown[0]!r} is not a key under indexes")
     plans = []
-    problems = []
+    problems: list[str] = []
+    unusable: list[str] = []
     for key in keys:
         project = under_root(indexes[key]).resolve()
         gap = index_gap(project)
@@ -217,7 +303,13 @@ def plan_keys(
                 plan.documents = find_documents(key, project, given, dataset_dir, skip or [])
             except InputError as exc:
                 problems.append(str(exc))
+            else:
+                unusable += _document_problems(plan)
         plans.append(plan)
     if problems:
         raise InputError(f"{config_path}: " + "; ".join(problems))
+    if unusable:
+        others = [m.split(": ", 1)[0] for m in unusable[1:]]
+        more = f"; also {len(others)} more: {', '.join(others[:5])}" if others else ""
+        raise InputError(f"{unusable[0]}{more}{', ...' if len(others) > 5 else ''}")
     return plans

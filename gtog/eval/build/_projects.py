@@ -1,13 +1,17 @@
 """Make a key's graphrag project: settings from a template project or `gtog init`'s defaults,
-and its documents in the input folder. Nothing that is there already is overwritten."""
+and its documents in the input folder. Nothing the user put there is overwritten; a copy gtog
+made (recorded in the project's `COPIES` file) whose source has changed since is copied
+again (only keys not built are made)."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
+from gtog._files import write_atomic, write_json_atomic
 from gtog._project import SETTINGS_FILES, settings_file
-from gtog.eval.build._plan import KeyPlan, raw_settings
+from gtog.eval.build._plan import COPIES, KeyPlan, raw_settings, recorded_copies
 
 __all__ = ["TEMPLATE_PARTS", "init_defaults", "make_project"]
 
@@ -43,7 +47,8 @@ def init_defaults(project: Path) -> None:
 
 def make_project(plan: KeyPlan) -> list[Path]:
     """Create `plan.project` if it has no settings file, and copy its documents into its
-    input folder (a file already there is kept). Returns the documents copied."""
+    input folder: a file already there is kept unless it is gtog's copy of an older version
+    of its source. Returns the documents copied."""
     project = plan.project
     if settings_file(project) is None:
         project.mkdir(parents=True, exist_ok=True)
@@ -55,10 +60,24 @@ def make_project(plan: KeyPlan) -> list[Path]:
     base = Path(str(block.get("base_dir") or "input")) if isinstance(block, dict) else Path("input")
     folder = base if base.is_absolute() else project / base
     folder.mkdir(parents=True, exist_ok=True)
+    copies = recorded_copies(project)
     copied = []
     for doc in plan.documents:
         target = folder / doc.name
-        if not target.exists():
-            shutil.copy2(doc, target)
-            copied.append(target)
+        data = doc.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        entry = copies.get(str(target))
+        if target.exists():
+            here = hashlib.sha256(target.read_bytes()).hexdigest()
+            ours = entry is not None and entry.get("sha256") == here
+            if here == digest or not ours:
+                if here == digest and entry is None:
+                    copies[str(target)] = {"source": str(doc), "sha256": digest}
+                continue  # the same text, or the user's file (or edited since): kept
+        write_atomic(target, data)
+        shutil.copystat(doc, target)
+        copies[str(target)] = {"source": str(doc), "sha256": digest}
+        copied.append(target)
+    if copies != recorded_copies(project):
+        write_json_atomic(project / COPIES, copies)
     return copied

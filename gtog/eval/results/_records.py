@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
@@ -17,6 +18,7 @@ __all__ = [
     "PairRecord",
     "answer_key",
     "compared_epochs",
+    "metric_scales",
     "unknown_efficiency",
 ]
 
@@ -106,6 +108,16 @@ def unknown_efficiency(latency: float | None = None) -> Efficiency:
     )
 
 
+def metric_scales(records: Iterable[MethodRecord]) -> dict[str, tuple[float, float]]:
+    """metric -> the scale `(low, high)` its graded judgements state (absent: 0-1)."""
+    out: dict[str, tuple[float, float]] = {}
+    for r in records:
+        for metric, j in r.judgements.items():
+            if j.scale and metric not in out:
+                out[metric] = (float(j.scale[0]), float(j.scale[1]))
+    return out
+
+
 class MethodRecord(BaseModel):
     """One method's answer to one question, its judgements and its cost."""
 
@@ -124,6 +136,9 @@ class MethodRecord(BaseModel):
     exception type)."""
     finish_reason: str | None = None
     """`length` when the answer was cut at max_tokens (then, by default, `error` says so)."""
+    route: str | None = None
+    """The method a router chose for this answer (an HTTP method's `route` path, an
+    answers file's `route` field); None when the method is no router or did not say."""
     context_text: str | None = None
     sources: list[dict[str, str]] | None = None
     """Text units the answer's context used (`id`, `text`); None when none were recorded."""
@@ -144,7 +159,10 @@ class MethodRecord(BaseModel):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _without_first_epoch(handler(self), ("epoch",))
+        data = _without_first_epoch(handler(self), ("epoch",))
+        if data.get("route", 0) is None:  # no router: the record as it always was
+            del data["route"]
+        return data
 
     @property
     def key(self) -> AnswerKey:

@@ -2,7 +2,8 @@
 
 `answers: {name: path}` reads gtog's own format: JSON lines (or one JSON list) of
 `{question_id | question, answer}` with optional `index_key`, `context`, `question_type`,
-`latency`, `llm_calls`, `prompt_tokens`, `output_tokens`, `cost_usd`.
+`route` (the method a router chose), `latency`, `llm_calls`, `prompt_tokens`,
+`output_tokens`, `cost_usd`.
 `answers: {name: {path, format, fields}}` also reads other benchmarks' files
 (`FORMATS`: GraphRAG-Bench's predictions, BenchmarkQED's answers) and, with `fields`
 (`{answer: pred, question: q, context: ctx}`: a dotted path in the line per field), any
@@ -55,6 +56,7 @@ FIELDS = (
     "answer",
     "context",
     GROUP_FIELD,
+    "route",
     "latency",
     "llm_calls",
     "prompt_tokens",
@@ -127,6 +129,8 @@ class AnswerLine(BaseModel):
     answer: str
     context: str | None = None
     question_type: str | None = None
+    route: str | None = None
+    """The method a router chose for this answer (the routing analysis reads it)."""
     latency: float | None = Field(default=None, ge=0)
     llm_calls: int | None = Field(default=None, ge=0)
     prompt_tokens: int | None = Field(default=None, ge=0)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 from gtog._errors import InputError
+from gtog._files import backup as _backup
 from gtog.eval.results._log import read_checkpoint_contents
 from gtog.eval.results._spec import (
     CHECKPOINT_NAME,
@@ -20,17 +20,6 @@ from gtog.eval.run._pairwise import pairs_todo
 from gtog.eval.run._state import EvalRun
 
 __all__ = ["open_output"]
-
-
-def _backup(path: Path) -> None:
-    """Rename `path` to `<name>.<time>.bak` (`-2`, `-3`, ... when that name is taken)."""
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.{stamp}.bak")
-    n = 1
-    while target.exists() or target.is_symlink():
-        n += 1
-        target = path.with_name(f"{path.name}.{stamp}-{n}.bak")
-    path.rename(target)
 
 
 def _refusal(path: Path, changes: list[str], judge_only: bool) -> InputError:

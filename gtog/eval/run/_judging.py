@@ -10,7 +10,7 @@ from gtog.eval.run._config import EvalConfig
 from gtog.eval.scoring._assertions import METRIC as ASSERTIONS
 from gtog.eval.scoring._assertions import load_assertion_prompt
 from gtog.eval.scoring._base import ScoringSetup
-from gtog.eval.scoring._judges import PromptSet, load_prompts
+from gtog.eval.scoring._judges import ALL_METRICS, PromptSet, load_prompts
 from gtog.eval.scoring._pairwise import load_pairwise_prompt
 from gtog.llm._models import (
     ChatModel,
@@ -55,9 +55,8 @@ def _litellm_model(name: str, base: ChatModel, settings: Path) -> ChatModel:
     else with the provider's key from the environment, as LiteLLM names it."""
     import os
 
-    from graphrag_llm.completion import create_completion
-
     from gtog.llm._errors import transient
+    from gtog.llm._models import gated_completion
 
     provider, _, model = name.partition("/")
     if base.config.model_provider == provider:
@@ -78,7 +77,7 @@ def _litellm_model(name: str, base: ChatModel, settings: Path) -> ChatModel:
             )
         config = ModelConfig(model_provider=provider, model=model, api_key=key)
     config = transient(config)
-    return ChatModel(create_completion(config), config, name)
+    return ChatModel(gated_completion(config), config, name)
 
 
 def load_judge_panel(
@@ -87,7 +86,9 @@ def load_judge_panel(
     """The judge panel of one index (`judge.models`, by the ids given), or None without one.
 
     An id under the project's completion_models is that model; another `provider/model`
-    is a LiteLLM name, built through graphrag_llm too (see `_litellm_model`).
+    is a LiteLLM name, built through graphrag_llm too (see `_litellm_model`). Two names
+    that are one model (the same model at the same endpoint with the same arguments,
+    `gtog.llm._cache.model_identity`) are refused: they would be one judge counted twice.
     """
     if config.judge.models is None:
         return None
@@ -105,7 +106,25 @@ def load_judge_panel(
         if base is None:
             base = chat_model_from_config(graphrag, graphrag.local_search.completion_model_id)
         panel[name] = _litellm_model(name, base, settings)
+    _one_judge_each(panel, settings)
     return panel
+
+
+def _one_judge_each(panel: dict[str, ChatModel], settings: Path) -> None:
+    """Refuse a panel two of whose names are one model (they share every cached reply)."""
+    from gtog.llm._cache import model_identity
+
+    seen: dict[str, str] = {}
+    for name, model in panel.items():
+        identity = repr(sorted(model_identity(model.config).items()))
+        if identity in seen:
+            raise InputError(
+                f"{settings}: judge.models: {seen[identity]!r} and {name!r} are one model "
+                "(the same model at the same endpoint with the same arguments): one judge, "
+                "not two; give one another model, endpoint or call_args, or ask one judge "
+                "again with judge.trials"
+            )
+        seen[identity] = name
 
 
 def load_judge_embedder(
@@ -164,8 +183,17 @@ def _prompts_dir(root: Path, config: EvalConfig, config_path: Path) -> Path | No
 
 
 def judge_prompts(root: Path, config: EvalConfig, config_path: Path) -> PromptSet:
-    """The judge prompts: built in, each replaced by `judge.prompts_dir/<metric>.txt`."""
-    return load_prompts(_prompts_dir(root, config, config_path))
+    """The judge prompts: built in, each replaced by `judge.prompts_dir/<metric>.txt`. A
+    0/1 judge given a scale (`judge.scales`) needs a prompt of its own asking for it."""
+    folder = _prompts_dir(root, config, config_path)
+    for metric, (low, high) in config.judge.scales.items():
+        if metric in ALL_METRICS and (folder is None or not (folder / f"{metric}.txt").is_file()):
+            raise InputError(
+                f"{config_path}: judge.scales.{metric}: the built-in {metric} prompt asks "
+                f"for 0 or 1; give a prompt asking for an integer from {low} to {high} in "
+                f"judge.prompts_dir/{metric}.txt (or use {metric}_graded where built in)"
+            )
+    return load_prompts(folder, config.metrics)
 
 
 def assertion_prompt(root: Path, config: EvalConfig, config_path: Path) -> str | None:
@@ -204,4 +232,5 @@ def scoring_setup(
         panel=panel or {},
         assertion_prompt=assertions,
         pass_threshold=jc.assertion_threshold,
+        scales=dict(jc.scales),
     )

@@ -38,6 +38,7 @@ def _read_answer(run: EvalRun, item: QAItem, record: MethodRecord, book: AnswerB
         record.error_kind = "no answer"
         return None
     record.response = line.answer
+    record.route = line.route
     # what the line does not state is unknown (None), never 0
     record.efficiency = unknown_efficiency(line.latency).model_copy(
         update={
@@ -87,6 +88,7 @@ async def search_into(
         return None
     result = outcome.result
     record.response = result.response if isinstance(result.response, str) else str(result.response)
+    record.route = getattr(result, "route", None)
     record.efficiency = (
         _stated_efficiency(outcome.seconds, result)
         if http

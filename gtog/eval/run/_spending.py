@@ -111,10 +111,24 @@ def open_spending(run: EvalRun) -> None:
         unpriced = _unpriced(run)
         if unpriced:
             raise InputError(
-                f"{run.config_path}: limits: a USD limit needs the price of every model; "
+                f"{_usd_limit_source(run)}: a USD limit needs the price of every model; "
                 f"none is known for {', '.join(unpriced)} (give it `cost_per_1k: {{input: "
                 "..., output: ...}` in its settings.yaml entry, USD per 1,000 tokens)"
             )
+
+
+def _usd_limit_source(run: EvalRun) -> str:
+    """Who set the run's USD limits: `--max-usd`, and/or `CONFIG: limits.run.usd` /
+    `limits.pair.usd`."""
+    keys = []
+    if run.options.max_usd is None and run.config.limits.run.usd is not None:
+        keys.append("limits.run.usd")
+    if run.config.limits.pair.usd is not None:
+        keys.append("limits.pair.usd")
+    config = f"{run.config_path}: {' and '.join(keys)}" if keys else ""
+    if run.options.max_usd is None:
+        return config
+    return "--max-usd" + (f" (and {config})" if config else "")
 
 
 def spent_figures(budget: Budget) -> dict[str, Any]:

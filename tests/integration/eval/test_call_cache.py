@@ -124,3 +124,44 @@ def test_no_cache_sends_every_request_again(
     llm_server.clear_log()
     _eval(root, "--force", "--no-cache")
     assert len(llm_server.log) == sent
+
+
+def test_retry_errors_re_asks_an_unreadable_verdict_with_the_cache_on(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """Issue 44 item 4: the judge's replies were unreadable (both attempts); the reply is not
+    kept, so `--resume --retry-errors` asks again (it used to replay: 0 requests sent)."""
+    import threading
+
+    from tests.support.scripted_server import Rule
+
+    mute = {"on": True}
+    lock = threading.Lock()
+
+    def reply(_request: object) -> str:
+        with lock:
+            return "I would rather not say." if mute["on"] else '{"score": 1, "reason": "ok"}'
+
+    is_judge = lambda r: "judge if the prediction is correct" in r.prompt  # noqa: E731
+    llm_server.rules.insert(0, Rule("judge:mute", is_judge, reply))
+    root = make_eval_root(
+        tmp_path,
+        {"lighthouse": example_indexes["lighthouse"]},
+        methods=("basic",),
+        extra="metrics: [correctness]\n",
+    )
+    args = ("eval", "--root", str(root), "-k", "lighthouse", "--limit", "1", "-q")
+    assert gtog(*args).returncode == 0
+    detailed, _ = load_results(root)
+    [entry] = detailed["results"][0]["methods"].values()
+    assert "unparseable judge reply" in entry["judge_errors"]["correctness"]
+    assert [e.rule for e in llm_server.chat_log()].count("judge:mute") == 2  # two attempts
+
+    mute["on"] = False
+    llm_server.clear_log()
+    retried = gtog(*args, "--resume", "--retry-errors")
+    assert retried.returncode == 0, retried.stderr
+    assert [e.rule for e in llm_server.chat_log()] == ["judge:mute"]  # asked, not replayed
+    detailed, _ = load_results(root)
+    [entry] = detailed["results"][0]["methods"].values()
+    assert entry["scores"]["correctness"] == 1 and not entry.get("judge_errors")

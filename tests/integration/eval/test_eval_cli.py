@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from tests.integration.eval.helpers import (
     question_of,
     search_method,
 )
-from tests.support.projects import TEST_API_KEY, gtog
+from tests.support.projects import TEST_API_KEY, gtog, subprocess_env
 from tests.support.scripted_server import Fail, Rule, ScriptedServer
 
 pytestmark = pytest.mark.integration
@@ -28,9 +29,14 @@ def test_eval_runs_local_and_basic_and_writes_both_files(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
     root = make_eval_root(tmp_path, example_indexes)
-    result = gtog("eval", "--root", str(root), "--no-cache", "--limit", "4")
+    env = {**subprocess_env(), "GTOG_PROGRESS_SECONDS": "0"}  # no terminal: a line per answer
+    result = gtog("eval", "--root", str(root), "--no-cache", "--limit", "4", env=env)
     assert result.returncode == 0, result.stderr
     assert "local" in result.stdout and "basic" in result.stdout  # the summary table
+    lines = [x for x in result.stderr.splitlines() if x.startswith("evaluating ")]
+    assert len(lines) == 16 + 1, result.stderr  # 8 questions x 2 methods, and the end
+    assert re.match(r"evaluating 1/16 \(6%\), \d+:\d\d:\d\d elapsed, eta \d+:\d\d:\d\d", lines[0])
+    assert lines[-1].startswith("evaluating 16/16 (100%)")
     detailed, summary = load_results(root)
 
     assert detailed["metadata"]["total_questions"] == 8

@@ -61,11 +61,18 @@ def test_generate_writes_checked_questions_that_gtog_eval_scores_by_type(
     asked = len(llm_server.chat_log())
     assert asked > 6
 
-    llm_server.clear_log()  # a second run asks nothing and writes the same questions
-    again = gtog(*args, "--per-source", "5", "-q")
+    llm_server.clear_log()  # the file exists: refused without --force, nothing asked
+    refused = gtog(*args, "--per-source", "5", "-q")
+    assert refused.returncode == 2 and "--force" in refused.stderr, refused.stderr
+    assert llm_server.chat_log() == []
+    written = (root / "questions.json").read_text()
+    # with --force, a second run asks nothing, writes the same questions, keeps the old file
+    again = gtog(*args, "--per-source", "5", "-q", "--force")
     assert again.returncode == 0, again.stderr
     assert llm_server.chat_log() == [] and "0 model calls" in again.stderr
     assert json.loads((root / "questions.json").read_text()) == items
+    [kept] = root.glob("questions.json.*.bak")
+    assert kept.read_text() == written and "is kept as" in again.stderr
 
     run = gtog("eval", "--root", str(root), "--build-indexes", "-q")
     assert run.returncode == 0, run.stderr

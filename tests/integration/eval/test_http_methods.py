@@ -20,7 +20,7 @@ from tests.support.world import EXAMPLE_QA
 pytestmark = pytest.mark.integration
 
 TOKEN = "svc-token-SECRET-7f3a9c21e5"
-METHODS = ("agent", "local", "basic", "flaky", "slow", "broken", "streamed", "bench")
+METHODS = ("agent", "local", "basic", "flaky", "slow", "broken", "streamed", "bench", "router")
 
 
 @pytest.fixture
@@ -77,6 +77,12 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     http = "".join(_endpoint(service, n) for n in ("agent", "flaky", "slow", "broken")) + _endpoint(
         service, "streamed", "agent", ", stream: true"
     )
+    # the backend's streaming agent (issue 46 item 4): its events read by `stream:` paths
+    http += _endpoint(service, "router", "agent/stream").replace(
+        "    answer: response\n    context: context_data\n",
+        "    stream: {answer: content.delta, done: done, route: done.method_used,"
+        " error: error.message}\n    context: done.sources\n",
+    )
     root = make_eval_root(
         tmp_path,
         {"lighthouse": example_indexes["lighthouse"]},
@@ -99,12 +105,16 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     refs = {q["id"]: q["answer"] for q in json.loads(EXAMPLE_QA.read_text())}
     for qid, methods in by_q.items():
         # the service's answers, asked with the question, its id and the index key
-        for m in ("agent", "flaky", "streamed", "bench"):
+        for m in ("agent", "flaky", "streamed", "bench", "router"):
             assert methods[m].get("error") is None, (qid, m, methods[m].get("error"))
             assert methods[m]["response"] == refs[qid], (qid, m)
         assert methods["agent"]["context_text"].startswith("context of lighthouse")
         assert methods["streamed"]["context_text"].startswith("context of lighthouse")
         assert methods["bench"]["context_text"] == f"passage about {refs[qid]}\n\nanother passage"
+        # the route the streaming agent chose, kept on its answer (and on no other)
+        assert methods["router"]["route"] == {"lh-01": "local", "lh-02": "basic"}[qid]
+        assert methods["router"]["context_text"] == "source of lighthouse"
+        assert "route" not in methods["agent"] and "route" not in methods["local"]
         # the timeout and the reply without `response` are errors, of their kind; never scored
         assert methods["slow"]["error"].endswith("timed out after 2 s (http_methods.slow.timeout)")
         assert "answer path 'response'" in methods["broken"]["error"]
@@ -114,6 +124,10 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     assert all(r.authorized for r in service.requests)
     # 503 twice, then the answer: three requests per question, retried by the model's policy
     assert sum(r.path.endswith("/flaky") for r in service.requests) == 6
+    # and each retry is a line in eval.log, as the docs say
+    log = (root / "results" / "eval.log").read_text()
+    retries = [line for line in log.splitlines() if "http_methods.flaky on lighthouse" in line]
+    assert len(retries) == 4 and all("after http 503" in line for line in retries), retries
     kinds = {e["kind"]: e["count"] for e in summary["metadata"]["errors"]}
     assert kinds.get("search: timeout") == 2 and kinds.get("search: no answer in reply") == 2
     # scored, compared and paired-tested beside local and basic
@@ -146,6 +160,9 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     agent_rows = csv[csv["method"] == "agent"]
     assert agent_rows["llm_calls"].tolist() == [3, 3]
     assert agent_rows["output_tokens"].isna().all()  # unknown: empty, not 0
+    routes = csv[csv["method"] == "router"].set_index("question_id")["route"]
+    assert routes.to_dict() == {"lh-01": "local", "lh-02": "basic"}
+    assert csv[csv["method"] != "router"]["route"].isna().all()
     # the token is in no file and no output
     for path in root.rglob("*"):
         if path.is_file():
@@ -172,3 +189,25 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     )
     assert query.returncode == 0, query.stderr
     assert query.stdout.strip() == "Maren Holt"
+
+
+def test_gtog_query_masks_a_token_the_service_echoes(
+    service: SearchService, tmp_path: Path
+) -> None:
+    """`gtog query -m` prints errors through the redactor `gtog eval` uses (issue 44)."""
+    key = "x-api-key-0f9e8d7c6b5a"
+    config = tmp_path / "eval_config.yaml"
+    config.write_text(
+        "dataset: {path: qa.json}\n"
+        "indexes: {lighthouse: lighthouse}\n"
+        "http_methods:\n"
+        "  echo:\n"
+        f'    url: "{service.base_url}/api/collections/{{index_key}}/search/echo"\n'
+        '    headers: {Authorization: "Bearer ${SVC_TOKEN}", X-API-Key: "${SVC_KEY}"}\n'
+    )
+    env = {**subprocess_env(), "SVC_TOKEN": TOKEN, "SVC_KEY": key}
+    args = ("query", "--root", str(tmp_path), "--config", str(config), "--index-key", "x")
+    result = gtog(*args, "-m", "echo", "Who keeps the lighthouse?", env=env)
+    assert result.returncode == 1, result.stderr
+    assert "HTTP 500" in result.stderr and "invalid credentials: [REDACTED]" in result.stderr
+    assert TOKEN not in result.stdout + result.stderr and key not in result.stderr

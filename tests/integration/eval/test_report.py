@@ -93,7 +93,8 @@ def test_eval_writes_report_and_csv_with_every_question_and_method(
     assert list(frame.columns) == [
         "index_key", "question_id", "method",
         "correctness", "faithfulness", "relevance", "completeness",
-        "latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd", "error", "current",
+        "latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd", "route", "error",
+        "current",
     ]  # fmt: skip
     assert len(frame) == 12 and frame["current"].all()
     for row in frame.itertuples():

@@ -5,6 +5,7 @@ finishes it with every pair once; a pair over its own limit is that pair's error
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,24 @@ def test_a_pair_over_its_own_limit_is_its_error_never_a_score(
         assert under.get("error") is None and under["scores"]["correctness"] is not None
     assert summary["by_method"]["local"]["search_errors"] == 2
     assert "limit" in err  # one line per kind of error
+
+
+def test_a_usd_limit_without_prices_names_what_set_it(
+    example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    index = tmp_path / "unpriced"
+    shutil.copytree(example_indexes["lighthouse"], index)
+    settings = index / "settings.yaml"
+    settings.write_text(settings.read_text().replace("gpt-4o-mini", "my-own-unpriced-model"))
+    (tmp_path / "r").mkdir()
+    root = make_eval_root(tmp_path / "r", {"lighthouse": index}, extra=EXTRA)
+    code, err = _eval(root, "--max-usd", "1")
+    (line,) = err.strip().splitlines()
+    assert code == 2 and line.startswith("error: --max-usd: a USD limit needs the price"), err
+    assert "openai/my-own-unpriced-model" in line and "limits" not in line
+    with (root / "eval_config.yaml").open("a") as f:
+        f.write("limits:\n  pair: {usd: 0.5}\n")
+    code, err = _eval(root, "--max-usd", "1")
+    assert f"error: --max-usd (and {root / 'eval_config.yaml'}: limits.pair.usd): " in err, err
+    code, err = _eval(root)
+    assert f"error: {root / 'eval_config.yaml'}: limits.pair.usd: a USD limit" in err, err

@@ -27,7 +27,7 @@ REQUEST = {"messages": [{"role": "user", "content": "Who keeps the lighthouse?"}
 def test_the_key_is_what_reaches_the_provider() -> None:
     key = call_key("chat", _config(), REQUEST)
     same = [
-        call_key("chat", _config(api_key="sk-2", api_base="http://elsewhere/v1"), REQUEST),
+        call_key("chat", _config(api_key="sk-2"), REQUEST),
         call_key("chat", _config(), {**REQUEST, "timeout": 30, "metrics": {}, "stream": False}),
         call_key("chat", _config(call_args={"max_retries": 0}), REQUEST),
     ]
@@ -37,6 +37,7 @@ def test_the_key_is_what_reaches_the_provider() -> None:
     different = [
         call_key("embedding", _config(), REQUEST),
         call_key("chat", _config(model="gpt-4o"), REQUEST),
+        call_key("chat", _config(api_base="http://elsewhere/v1"), REQUEST),  # another server
         call_key("chat", _config(call_args={"temperature": 0.5}), REQUEST),
         call_key("chat", _config(), {**REQUEST, "temperature": 0.2}),
         call_key("chat", _config(), {**REQUEST, "response_format": {"type": "json_object"}}),

@@ -176,3 +176,21 @@ def test_bad_names_and_answers_entries_are_one_line(
     message = str(info.value)
     assert str(path) in message and needle in message, message
     assert "\n" not in message
+
+
+def test_a_line_s_route_is_the_method_a_router_chose(tmp_path: Path) -> None:
+    path = tmp_path / "agent.jsonl"
+    lines = [
+        {"question_id": "lh-01", "answer": "Maren", "route": "local"},
+        {"question_id": "lh-02", "answer": "The Grey Heron"},
+        {"id": "or-01", "pred": "none", "chosen": {"method": "global"}},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines[:2]))
+    book = _load(path)["mine"]
+    assert book.get(ITEMS[0]).route == "local"  # type: ignore[union-attr]
+    assert book.get(ITEMS[1]).route is None  # type: ignore[union-attr]
+    mapped = tmp_path / "other.jsonl"
+    mapped.write_text(json.dumps(lines[2]))
+    how = {"fields": {"question_id": "id", "answer": "pred", "route": "chosen.method"}}
+    other = _load(mapped, **how)["mine"]
+    assert other.get(ITEMS[2]).route == "global"  # type: ignore[union-attr]

@@ -239,3 +239,23 @@ def test_the_kept_calls_are_hidden_from_a_dataset_search(tmp_path: Path) -> None
     calls.parent.mkdir()
     calls.write_text('{"key": "a", "value": {"questions": []}}\n{"key": "b", "va')  # torn
     assert [i.question for i in load_dataset(tmp_path, ["k"]).items] == ["Q?"]
+
+
+def test_generate_never_overwrites_an_existing_file_without_force(tmp_path: Path) -> None:
+    """A study's questions.json (the default output) is refused before anything runs."""
+    import typer
+    from typer.testing import CliRunner
+
+    from gtog.cli._generate import generate_command
+
+    app = typer.Typer()
+    app.command("generate")(generate_command)
+    app.command("other")(lambda: None)  # two commands: `generate` is a subcommand
+    dataset = tmp_path / "questions.json"
+    dataset.write_text('[{"question": "Who?", "ground_truth": "Maren"}]')
+    result = CliRunner().invoke(app, ["generate", "--root", str(tmp_path), "--n", "1"])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert f"{dataset} exists" in text and "--force" in text and ".bak" in text
+    assert dataset.read_text() == '[{"question": "Who?", "ground_truth": "Maren"}]'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["questions.json"]

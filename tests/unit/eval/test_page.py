@@ -326,7 +326,8 @@ def test_flat_frame_one_row_per_answer_missing_is_missing() -> None:
     frame = flat_frame(detailed)
     assert list(frame.columns) == [
         "index_key", "question_id", "method", *METRICS,
-        "latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd", "error", "current",
+        "latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd", "route", "error",
+        "current",
     ]  # fmt: skip
     assert len(frame) == 6
     row = frame.set_index(["question_id", "method"])

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from gtog._errors import InputError
 from gtog.eval.build._estimate import Shape, estimate, total
-from gtog.eval.build._plan import find_documents, index_gap, plan_keys
+from gtog.eval.build._plan import KeyPlan, find_documents, index_gap, plan_keys
 from gtog.eval.build._prepare import Preparation, PrepareOptions
 from gtog.eval.build._projects import make_project
 
@@ -153,9 +154,125 @@ def test_a_new_project_takes_the_templates_files_and_keeps_what_is_there(tmp_pat
     project = tmp_path / "projects" / "k"
     assert (project / "prompts" / "extract_graph.txt").read_text() == "my prompt"
     assert (project / ".env").read_text() == "GRAPHRAG_API_KEY=x\n"
-    doc.write_text("changed")
-    assert make_project(plan) == []  # a document already there is kept
-    assert (project / "docs" / "k.txt").read_text() == "the story"
+    (project / "docs" / "mine.txt").write_text("the user's own")
+    assert make_project(plan) == []  # the copy is up to date; the user's file is left alone
+    assert (project / "docs" / "mine.txt").read_text() == "the user's own"
+
+
+def _study(tmp_path: Path, text: str | bytes, settings: str = "") -> tuple[Path, Path]:
+    """A dataset folder with `k.txt` beside `k.json`, and eval_config.yaml (no projects)."""
+    folder = tmp_path / "eval" / "k"
+    folder.mkdir(parents=True)
+    doc = folder / "k.txt"
+    doc.write_bytes(text.encode() if isinstance(text, str) else text)
+    (folder / "k.json").write_text("[]")
+    (tmp_path / "template").mkdir()
+    (tmp_path / "template" / "settings.yaml").write_text(settings or "input:\n  type: text\n")
+    return tmp_path, doc
+
+
+def _plan(root: Path) -> KeyPlan:
+    (plan,) = plan_keys(
+        root,
+        {"k": "projects/k"},
+        ["k"],
+        template="template",
+        documents={},
+        dataset_dir=root / "eval",
+        config_path=root / "eval_config.yaml",
+    )
+    return plan
+
+
+def test_a_copy_whose_source_changed_is_refreshed_while_the_key_is_not_built(
+    tmp_path: Path,
+) -> None:
+    root, doc = _study(tmp_path, "The first draft of the story.")
+    copy = root / "projects" / "k" / "input" / "k.txt"
+    assert make_project(_plan(root)) == [copy]
+    # the build failed (not indexed); the user fixes the source and prepares again
+    doc.write_text("The story, fixed.")
+    plan = _plan(root)
+    assert plan.gap == "not indexed" and plan.documents == [doc]
+    assert make_project(plan) == [copy]
+    assert copy.read_text() == "The story, fixed."
+    # a copy the user edited in the project is theirs now: kept
+    copy.write_text("Edited in the project.")
+    doc.write_text("The story, fixed twice.")
+    assert make_project(_plan(root)) == [] and copy.read_text() == "Edited in the project."
+
+
+def test_a_built_key_keeps_its_documents(tmp_path: Path) -> None:
+    root, doc = _study(tmp_path, "The story.")
+    make_project(_plan(root))
+    project = root / "projects" / "k"
+    for t in ALL:
+        (project / "output").mkdir(exist_ok=True)
+        (project / "output" / f"{t}.parquet").write_bytes(b"")
+    doc.write_text("A new story.")
+    plan = _plan(root)
+    assert plan.gap is None and plan.documents == []
+    assert (project / "input" / "k.txt").read_text() == "The story."
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("", "empty document"),
+        (" \n\n\t", "empty document"),
+        ("Caf\xe9 au lait".encode("latin-1"), r"not utf-8 text \(byte 0xe9 at offset 3\)"),
+    ],
+)
+def test_an_empty_or_undecodable_document_is_refused_at_plan_time(
+    tmp_path: Path, text: str | bytes, says: str
+) -> None:
+    root, doc = _study(tmp_path, text)
+    with pytest.raises(InputError, match=f"^{re.escape(str(doc))}: {says}"):
+        _plan(root)
+    assert not (root / "projects").exists()
+
+
+def test_the_inputs_encoding_decides_what_decodes(tmp_path: Path) -> None:
+    root, doc = _study(
+        tmp_path, "Caf\xe9 au lait".encode("latin-1"), "input:\n  type: text\n  encoding: latin-1\n"
+    )
+    assert _plan(root).documents == [doc]
+
+
+def test_the_projects_own_empty_input_file_is_refused_too(tmp_path: Path) -> None:
+    own = _project(tmp_path / "own", tables=())
+    (own / "input").mkdir()
+    (own / "input" / "doc.txt").write_text("a story")
+    (own / "input" / "empty.txt").write_text("")
+    (own / "input" / "notes.md").write_text("")  # not read by graphrag's text input: no matter
+    with pytest.raises(InputError, match=r"empty\.txt: empty document$"):
+        plan_keys(
+            tmp_path,
+            {"o": "own"},
+            ["o"],
+            template=None,
+            documents={},
+            dataset_dir=None,
+            config_path=tmp_path / "eval_config.yaml",
+        )
+
+
+def test_prepare_names_the_empty_document_on_one_line_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gtog.cli._prepare import build_missing
+
+    root, doc = _study(tmp_path, "")
+    (root / "eval" / "k" / "other.txt").write_bytes(b"\xff\xfe")
+    (root / "eval_config.yaml").write_text(
+        "dataset:\n  path: eval\nindexes:\n  k: projects/k\nindexes_template: template\n"
+        "documents:\n  k: eval/k\nmethods: [basic]\n"
+    )
+    assert build_missing(root, yes=True) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: {doc}: empty document; also 1 more")
+    assert line.endswith("other.txt"), line
+    assert not (root / "projects").exists()
 
 
 def test_local_overrides_add_settings_that_fit_the_local_model(tmp_path: Path) -> None:

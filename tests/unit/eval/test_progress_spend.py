@@ -3,9 +3,13 @@ and the summary's cost line (issue 33). Times are fed in: no clock is read."""
 
 from __future__ import annotations
 
+import io
+import queue
+
+from rich.console import Console
 from rich.progress import Progress, TimeRemainingColumn
 
-from gtog.cli._progress import EtaColumn, eta_seconds, spend_text
+from gtog.cli._progress import PLAIN_EVERY, EtaColumn, PlainProgress, eta_seconds, spend_text
 from gtog.eval.results._spend import cost_line
 from gtog.llm._budget import Budget, Limits
 
@@ -74,3 +78,50 @@ def test_the_cost_line_reads_the_summary() -> None:
         "cost: USD unknown (no price); estimate $0.0800"
     )
     assert cost_line({}) == ""
+
+
+def test_without_a_terminal_a_line_every_30_seconds_also_when_nothing_finishes() -> None:
+    clock = Clock()
+    ticks: queue.Queue[float | None] = queue.Queue()
+
+    def wait(seconds: float) -> bool:  # the heartbeat's sleep: the test says when it ends
+        assert seconds == 30.0
+        now = ticks.get()
+        if now is None:
+            return True
+        clock.now = now
+        return False
+
+    out = io.StringIO()
+    console = Console(file=out, width=300)  # a file: not a terminal
+    assert not console.is_terminal and PLAIN_EVERY == 30.0
+    lines = PlainProgress(console, 4, lambda: "$0.0100 spent", PLAIN_EVERY, clock, wait)
+    with lines:
+        clock.now = 1010.0
+        lines.advance("tog q1 ok")  # 10 s after the start: not yet
+        assert out.getvalue() == ""
+        clock.now = 1035.0
+        lines.advance("basic q1 failed")  # 35 s: a line
+        ticks.put(1070.0)  # nothing finishes for 35 s: the heartbeat prints one
+        ticks.put(1080.0)  # 10 s after that one: none
+        ticks.put(None)
+    assert out.getvalue().splitlines() == [
+        "evaluating 2/4 (50%), 0:00:35 elapsed, eta 0:00:35, $0.0100 spent, last: basic q1 failed",
+        "evaluating 2/4 (50%), 0:01:10 elapsed, eta 0:01:10, $0.0100 spent, last: basic q1 failed",
+        "evaluating 2/4 (50%), 0:01:20 elapsed, eta 0:01:20, $0.0100 spent, last: basic q1 failed",
+    ]  # the last: the run ended
+
+
+def test_every_0_prints_a_line_per_finished_item(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("GTOG_PROGRESS_SECONDS", "0")
+    clock = Clock()
+    out = io.StringIO()
+    lines = PlainProgress(Console(file=out, width=300), 2, clock=clock)
+    with lines:
+        lines.add(1)
+        for n in range(3):
+            clock.now += 5
+            lines.advance(f"item {n}")
+    text = out.getvalue().splitlines()
+    assert text[0] == "evaluating 1/3 (33%), 0:00:05 elapsed, eta 0:00:10, last: item 0"
+    assert len(text) == 4 and text[-1].startswith("evaluating 3/3 (100%), 0:00:15 elapsed")
