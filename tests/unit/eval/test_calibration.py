@@ -148,3 +148,16 @@ def test_labels_needed_for_a_width() -> None:
     n = labels_for_width(0.1, 0.21, 1000, 0.1)
     assert n == math.ceil(0.1 / ((0.05 / 1.959964) ** 2 - 0.21 / 1000))
     assert labels_for_width(0.1, 0.25, 10, 0.1) is None  # the judge's own term is wider
+
+
+def test_the_plan_says_how_many_labels_a_corrected_mean_needs() -> None:
+    from gtog.cli._plan import label_plan
+
+    (before,) = label_plan(None, 0.1)
+    assert "about 50 labels per method" in before  # 10% judge errors, 400 answers, +/-0.1
+    records, labels = lenient_judge()
+    records += [answer(i, "tog", 1) for i in range(20, 400)]
+    summary = calibration(records, labels, ["correctness"], ["tog"])
+    b = summary["calibration"]["correctness"]["tog"]
+    need = labels_for_width(b["error_var"], b["judge_var"], 400, 0.2)
+    assert label_plan(summary, 0.1)[1] == f"  correctness: tog 10 now, {need} needed"
