@@ -132,7 +132,11 @@ def _charts(data: PageData) -> dict[str, object]:
         over = " over its own scored answers"
     return {
         "scores": score_bars(
-            data.scores, h.methods, h.metrics, data.common if data.same_questions else None
+            data.scores,
+            h.methods,
+            h.metrics,
+            data.common if data.same_questions else None,
+            data.scales,
         ),
         "heat": heat_map(data.heat, h.methods, metric, data.same_questions),
         "cost": [

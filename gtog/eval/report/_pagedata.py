@@ -73,6 +73,8 @@ class PageData:
     """Prediction-powered paired differences (metric, a, b, diff_ppi, ci95, p_holm)."""
     verdict: str | None = None
     """What the run found, in one line (gtog.eval.results._verdict; the terminal's too)."""
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Graded metrics' scales (the tables show them on it; the charts as 0-1)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

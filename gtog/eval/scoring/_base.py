@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ITEM_FIELDS",
+    "METRIC_GROUPS",
     "SCORERS",
     "AssertionVerdict",
     "CallBound",
@@ -78,6 +79,14 @@ class Judgement(BaseModel):
         default=None, exclude_if=lambda value: value is None
     )
     """The `assertions` scorer's verdict on each assertion (absent for other metrics)."""
+    scale: list[float] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A graded judge's scale `[low, high]` (the score is on it, not 0/1); absent for
+    other metrics."""
+    flagged: list[str] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """What the metric found wrong in the answer, listed (absent for metrics that list
+    nothing): `citation_validity`'s records not in the context, `path_validity`'s invented
+    triples, `faithfulness_claims`' unsupported claims, `citation_support`'s unsupported
+    sentence-record pairs."""
     panel: dict[str, Judgement] | None = Field(default=None, exclude_if=lambda value: value is None)
     """With a judge panel (`judge.models`): each model's own judgement, by model id; the
     score above is their strict majority (absent without a panel)."""
@@ -142,6 +151,9 @@ class ScoringSetup:
     """The `assertions` scorer's prompt template (None: the built-in one)."""
     pass_threshold: float = 0.5
     """An assertion passes when more than this share of its trials find it supported."""
+    scales: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """`judge.scales`: metric -> (low, high) of a graded judge (its prompt asks for an
+    integer in it)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +178,12 @@ class ScorerBase:
     binary: bool = False
     metered: bool = False
     """Its calls cost tokens or money (LLM judges, embeddings): counted in `judge_usage`."""
+    flags: str | None = None
+    """What its `flagged` lists are, for the report and the CSV (`invalid citations`);
+    None: it lists nothing."""
+    scale: tuple[float, float] = (0.0, 1.0)
+    """The range of its scores (a graded judge: `(0, 10)`); the verdict line and the
+    charts divide by it to show 0-1."""
 
     def __init__(self, setup: ScoringSetup) -> None:
         self.setup = setup
@@ -183,6 +201,9 @@ class ScorerBase:
 
 
 ScorerFactory = type[ScorerBase]
+
+METRIC_GROUPS: dict[str, tuple[str, ...]] = {}
+"""A name a config may list for several scores at once (`citations`: its two scores)."""
 
 SCORERS: dict[str, ScorerFactory] = {}
 """Metric name -> scorer class (built per index with its `ScoringSetup`).
