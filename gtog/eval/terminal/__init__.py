@@ -1,6 +1,6 @@
-"""Terminal lines and tables of a run's summary, pure functions of the summary JSON:
-`routing` (the routing line under the scores table).
-
+"""What `gtog eval` prints beside its score table: lines and small tables made from a summary
+(pure functions of the summary's JSON, as the report's sections are): `routing` (the routing
+line), `calibration`.
 
 Internal: not part of gtog's public API (see `gtog.eval`, `gtog.api`)."""
 
