@@ -49,7 +49,7 @@ def test_user_folder_runs_unchanged_with_evidence(
     assert "7 questions x 3 methods" in result.stderr
     warning = next(line for line in result.stderr.splitlines() if "warning:" in line)
     assert "1 repeated question kept as separate questions" in warning
-    assert "lighthouse/qa_lighthouse.json item 3 repeats item 0" in warning
+    assert "lighthouse/qa_lighthouse.json item 4 repeats item 1" in warning
 
     out = root / "eval" / "results"
     detailed = json.loads((out / "eval_results_detailed.json").read_text())
