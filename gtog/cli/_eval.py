@@ -490,6 +490,7 @@ for _name, (_command, _help) in _TOOLS.items():
 def _build_commands() -> None:
     """`eval generate` (and `eval prepare`): their own modules, on this group."""
     from gtog.cli._generate import generate_command
+    from gtog.cli._label import label_command
     from gtog.cli._prepare import prepare_command
     from gtog.cli._view import view_command
 
@@ -501,6 +502,9 @@ def _build_commands() -> None:
     )
     eval_app.command("view", short_help="Browse runs in a web page, live, side by side.")(
         view_command
+    )
+    eval_app.command("label", short_help="Import or export people's labels of answers.")(
+        label_command
     )
 
 
