@@ -424,5 +424,13 @@ def page_data(
         assertions=assertion_stats(summary, methods),
         noise=noise_view(summary),
         verdict=verdict(summary, metrics),
+        calibration={
+            str(metric): {str(m): b for m, b in blocks.items() if isinstance(b, dict)}
+            for metric, blocks in as_dict(summary.get("calibration")).items()
+            if isinstance(blocks, dict)
+        },
+        calibration_comparisons=[
+            c for c in summary.get("calibration_comparisons") or [] if isinstance(c, dict)
+        ],
         scales=scales,
     )

@@ -4,7 +4,7 @@ it; its parts are in gtog.eval.report._models and the section modules)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gtog.eval.report._models import (
     AssertionStats,
@@ -67,6 +67,10 @@ class PageData:
     """Assertions passed and missed per method (empty: the run scored none)."""
     noise: Noise | None = None
     """Clusters, omnibus tests and detectable differences (None: an older summary)."""
+    calibration: dict[str, Any] = field(default_factory=dict)
+    """metric -> method -> the judge against people's labels (empty: no labels)."""
+    calibration_comparisons: list[dict[str, Any]] = field(default_factory=list)
+    """Prediction-powered paired differences (metric, a, b, diff_ppi, ci95, p_holm)."""
     verdict: str | None = None
     """What the run found, in one line (gtog.eval.results._verdict; the terminal's too)."""
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)

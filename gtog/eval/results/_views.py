@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gtog.eval.results._calibration import calibration
 from gtog.eval.results._currency import (
     current_records,
     judged_elsewhere,
@@ -15,6 +16,7 @@ from gtog.eval.results._epochs import reduce_epochs
 from gtog.eval.results._errors import error_kinds
 from gtog.eval.results._groups import by_group
 from gtog.eval.results._inference import Clusters
+from gtog.eval.results._labels import Label
 from gtog.eval.results._pairwise import pairwise_summary
 from gtog.eval.results._panel import add_panel_entries
 from gtog.eval.results._records import MethodRecord, PairRecord, metric_scales
@@ -215,6 +217,7 @@ def result_views(
     status: str | None = None,
     pairs: list[PairRecord] | None = None,
     cost: dict[str, float | None] | None = None,
+    labels: list[Label] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The detailed and summary results of a run's records (the JSON `gtog eval` writes).
 
@@ -280,4 +283,6 @@ def result_views(
         summary.update(
             pairwise_summary(currency.pairs, run_pairs, list(spec.pairwise.criteria), spec.group_by)
         )
+    if labels:  # people's labels (labels.jsonl): the judge calibrated, corrected means
+        summary.update(calibration(currency.records, labels, spec.judge.metrics, methods))
     return detailed, summary
