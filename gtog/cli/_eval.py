@@ -88,11 +88,13 @@ def _print_cost(summary: dict) -> None:
 
 def _gate(summary: dict, gates: list) -> int:
     """1 (and one line per failure) when a `--fail-under` gate is not met, else 0."""
-    from gtog.eval.results._gate import check_gates
+    from gtog.eval.results._gate import check_gates, gates_passed
 
     failures = check_gates(summary, gates)
     for line in failures:
         err.print(f"--fail-under: {line}", highlight=False, markup=False, style="red")
+    if not failures:
+        err.print(f"--fail-under: {gates_passed(summary, gates)}", highlight=False, markup=False)
     return 1 if failures else 0
 
 
@@ -296,9 +298,9 @@ def eval_command(
         typer.Option(
             "--fail-under",
             metavar="[METHOD:]METRIC=VALUE",
-            help="Exit 1 when a method's strict mean (a failed search counts as wrong) is "
-            "below this, e.g. correctness=0.7 (every method) or tog:correctness=0.7; "
-            "repeatable. For CI.",
+            help="Exit 1 when a method's strict mean (a failed search or an unscored judge "
+            "call counts as wrong) is below this, e.g. correctness=0.7 (every method) or "
+            "tog:correctness=0.7; repeatable. For CI.",
         ),
     ] = None,
     plan: Annotated[
@@ -353,13 +355,15 @@ def eval_command(
         except InputError as exc:
             raise _fail(str(exc), 2) from None
         return
-    from gtog.eval.results._gate import parse_gate
+    from gtog.eval.results._gate import check_scale, parse_gate
     from gtog.eval.run._preparation import prepare
     from gtog.eval.run._shard import parse_shard
     from gtog.eval.run._state import EvalOptions
 
     try:
         gates = [parse_gate(g) for g in fail_under or []]
+        for g in gates:
+            check_scale(g)
     except InputError as exc:
         raise _fail(str(exc), 2) from None
 

@@ -43,11 +43,14 @@ Labels = dict[QKey, Hashable] | None
 
 
 def _score_of(record: MethodRecord, metric: str, strict: bool) -> float | None:
-    """The record's score; with `strict`, a failed search counts as 0."""
+    """The record's score; with `strict`, a failed search and an unscored judge call (a
+    judgement without a score: the judge failed, its reply was unusable) count as 0."""
     if record.error is not None:
         return 0.0 if strict else None
     j = record.judgements.get(metric)
-    return float(j.score) if j is not None and j.score is not None else None
+    if j is not None and j.score is not None:
+        return float(j.score)
+    return 0.0 if strict and j is not None else None
 
 
 def _scores(
@@ -155,6 +158,22 @@ def common_means(
     for m in methods:
         out[m]["scored"] = {metric: len(per_method[m][metric]) for metric in metrics}
         out[m].update(_intervals(per_method[m], labels))
+    if strict:  # how many of the strict mean's zeros are failures, per method and metric
+        for m in methods:
+            mine = {(r.index_key, r.qid): r for r in records if r.method == m}
+            out[m]["failed"] = {}
+            for metric in metrics:
+                rs = [mine[q] for q, _ in per_method[m][metric] if q in mine]
+                out[m]["failed"][metric] = {
+                    "search_errors": sum(1 for r in rs if r.error is not None),
+                    "judge_errors": sum(
+                        1
+                        for r in rs
+                        if r.error is None
+                        and (j := r.judgements.get(metric)) is not None
+                        and j.score is None
+                    ),
+                }
     return out
 
 
@@ -311,7 +330,8 @@ QUESTION_SETS = {
         "mean over the questions every method answered and the judge scored (compare these)"
     ),
     "by_method.<m>.strict": (
-        "as same_questions, but a failed search counts as a wrong answer (score 0)"
+        "as same_questions, but a failed search or an unscored judge call counts as a wrong "
+        "answer (score 0; `failed` counts them)"
     ),
     "comparisons": "each pair over the questions both methods have a score for",
     "by_method.<m>.answered": (

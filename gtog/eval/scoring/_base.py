@@ -35,6 +35,7 @@ __all__ = [
     "Winner",
     "is_binary_metric",
     "is_metered",
+    "metric_scale",
     "register_scorer",
     "uses_llm",
 ]
@@ -150,6 +151,8 @@ class ScorerBase:
     binary: bool = False
     metered: bool = False
     """Its calls cost tokens or money (LLM judges, embeddings): counted in `judge_usage`."""
+    scale: tuple[float, float] = (0.0, 1.0)
+    """The lowest and highest score it gives (a gate's threshold must lie within)."""
 
     def __init__(self, setup: ScoringSetup) -> None:
         self.setup = setup
@@ -179,6 +182,13 @@ def is_binary_metric(metric: str) -> bool:
     """Whether `metric` gives 0/1 scores (an unknown metric, from an older log: yes)."""
     factory = SCORERS.get(metric)
     return True if factory is None else bool(factory.binary)
+
+
+def metric_scale(metric: str) -> tuple[float, float]:
+    """The lowest and highest score of `metric` (an unknown one: 0 to 1)."""
+    factory = SCORERS.get(metric)
+    lo, hi = getattr(factory, "scale", (0.0, 1.0)) if factory is not None else (0.0, 1.0)
+    return float(lo), float(hi)
 
 
 def is_metered(metric: str) -> bool:
