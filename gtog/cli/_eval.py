@@ -99,8 +99,10 @@ def _gate(summary: dict, gates: list) -> int:
 
 
 def _check_gates(run: EvalRun, gates: list) -> None:
-    """A gate naming a metric or method the run does not have is bad input."""
+    """A gate naming a metric or method the run does not have, or a threshold outside its
+    metric's scale, is bad input."""
     from gtog._errors import InputError
+    from gtog.eval.results._gate import check_scale
 
     for g in gates:
         if g.metric not in run.spec.judge.metrics:
@@ -110,6 +112,7 @@ def _check_gates(run: EvalRun, gates: list) -> None:
             )
         if g.method is not None and g.method not in run.methods:
             raise InputError(f"--fail-under {g.method}: not a method of this run")
+        check_scale(g, scales=run.spec.judge.scales)
 
 
 def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
@@ -355,15 +358,13 @@ def eval_command(
         except InputError as exc:
             raise _fail(str(exc), 2) from None
         return
-    from gtog.eval.results._gate import check_scale, parse_gate
+    from gtog.eval.results._gate import parse_gate
     from gtog.eval.run._preparation import prepare
     from gtog.eval.run._shard import parse_shard
     from gtog.eval.run._state import EvalOptions
 
     try:
         gates = [parse_gate(g) for g in fail_under or []]
-        for g in gates:
-            check_scale(g)
     except InputError as exc:
         raise _fail(str(exc), 2) from None
 
@@ -495,12 +496,16 @@ def _build_commands() -> None:
     """`eval generate` (and `eval prepare`): their own modules, on this group."""
     from gtog.cli._generate import generate_command
     from gtog.cli._prepare import prepare_command
+    from gtog.cli._view import view_command
 
     eval_app.command(
         "generate", short_help="Generate questions, answers, evidence and assertions."
     )(generate_command)
     eval_app.command("prepare", short_help="Build the indexes that are missing (estimate first).")(
         prepare_command
+    )
+    eval_app.command("view", short_help="Browse runs in a web page, live, side by side.")(
+        view_command
     )
 
 

@@ -101,9 +101,10 @@ def diff_command(
 
     try:
         drops = [parse_gate(g, "--max-drop") for g in max_drop or []]
+        log_a, log_b = read_log(run_a), read_log(run_b)
         for g in drops:
-            check_scale(g, "--max-drop", drop=True)
-        diff = diff_runs(read_log(run_a), read_log(run_b))
+            check_scale(g, "--max-drop", drop=True, scales=log_b.spec.judge.scales)
+        diff = diff_runs(log_a, log_b)
     except InputError as exc:
         raise _fail(str(exc), 2) from None
     out = Console(width=None if Console().is_terminal else 120)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from gtog._errors import InputError
+from gtog._redact import Redactor, environment_secrets
 from gtog.cli._say import error
 
 __all__ = ["register"]
@@ -108,9 +109,17 @@ def _index_key(root: Path, config_path: Path, indexes: dict[str, str], given: st
 
 
 def _http_query(
-    name: str, endpoint: Any, root: Path, config_path: Path, indexes: dict[str, str], **kw: Any
+    name: str,
+    endpoint: Any,
+    root: Path,
+    config_path: Path,
+    indexes: dict[str, str],
+    redactor: Redactor,
+    **kw: Any,
 ) -> str:
-    """Ask HTTP method `name` (from the eval config's `http_methods`); print the answer."""
+    """Ask HTTP method `name` (from the eval config's `http_methods`); print the answer.
+    Its retries are warning lines on stderr, secrets masked."""
+    from gtog._logs import warnings_to_stderr
     from gtog._project import load_project
     from gtog.llm._models import run_sync
     from gtog.search._http import build_http_engine
@@ -122,7 +131,8 @@ def _http_query(
     except InputError:
         project = None
     engine = build_http_engine(name, endpoint, key, project)
-    outcome = run_sync(run_search(engine, kw["query"]))
+    with warnings_to_stderr(redactor):
+        outcome = run_sync(run_search(engine, kw["query"]))
     result = outcome.result
     print(result.response)
     if kw.get("verbose"):
@@ -280,6 +290,8 @@ def _query(
     from gtog.search._outcome import SearchFailed
 
     err = Console(stderr=True)
+    secrets = environment_secrets(os.environ)
+    redact = Redactor(secrets)  # every error line passes it (a service may echo a key)
     chosen = method
     if chosen is None:
         chosen = "local" if local else "global"
@@ -290,22 +302,25 @@ def _query(
         found = _http_config(config) if chosen not in known else None
         if found is not None and chosen in found[1].http_methods:
             path, eval_config = found
+            endpoint = eval_config.http_methods[chosen]
+            redact = Redactor([*secrets, *endpoint.secret_values(os.environ)])
             _http_query(
                 chosen,
-                eval_config.http_methods[chosen],
+                endpoint,
                 root,
                 path,
                 eval_config.indexes,
+                redact,
                 query=query,
                 index_key=index_key,
                 verbose=verbose,
             )
             return
     except InputError as exc:
-        error(err, exc)
+        error(err, redact(str(exc)))
         raise typer.Exit(2) from None
     except SearchFailed as exc:
-        error(err, exc)
+        error(err, redact(str(exc)))
         raise typer.Exit(1) from None
     if chosen not in known:
         error(err, f"--method {chosen}: unknown (use {', '.join(known)})")
@@ -349,10 +364,10 @@ def _query(
             **engine_args,
         )
     except InputError as exc:
-        error(err, exc)
+        error(err, redact(str(exc)))
         raise typer.Exit(2) from None
     except (FatalRunError, SearchFailed) as exc:
-        error(err, exc)
+        error(err, redact(str(exc)))
         raise typer.Exit(1) from None
 
 

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Layout", "PageLoad", "find_chromium", "layout_at", "load_page", "screenshot"]
+__all__ = ["FLAGS", "Layout", "PageLoad", "find_chromium", "layout_at", "load_page", "screenshot"]
 
 _FLAGS = (
     "--headless",
@@ -28,6 +28,8 @@ _FLAGS = (
     "--disable-sync",
     "--disable-extensions",
 )
+FLAGS = _FLAGS
+"""Chromium's flags for this closed network (also what Playwright launches it with)."""
 _CONSOLE = re.compile(r':CONSOLE(?:\(\d+\))?:?\d*\] "(.*)", source: (\S*)')
 
 

@@ -1,10 +1,13 @@
 """The bounds basis: what each pair can cost at most (and at least), with no model call.
 
-A search's bounds are its method's (`gtog.search._bounds`, a registry entry); a judge's
-are `trials` calls at least and `2 x trials` at most (a structured reply is asked once
-more when unreadable), each prompt its template with the question, the reference, the
-answer (at most the method's answer cap) and the context (at most the method's context
-budget) as the metric reads them, each reply at most `judge.max_tokens`; a head-to-head
+A search's bounds are its method's (`gtog.search._bounds`, a registry entry); a metric's
+are its scorer's (`Scorer.bound`, on the longest answer and context the method can
+give): an LLM judge's `trials` calls at least and `2 x trials` at most per model asked
+(a structured reply is asked once more when unreadable; each panel model at its own
+price), each prompt its template with the question, the reference, the answer and the
+context as the metric reads them, each reply at most `judge.max_tokens`; `assertions`
+the same per assertion; `answer_similarity` two embedding requests; a metric that calls
+no model nothing, and one that gives no bound is unknown (never guessed low). A head-to-head
 comparison is `2 x trials` calls at least (both orders), `4 x trials` at most, each prompt
 the template with the question, the criterion and both answers.
 """
@@ -13,13 +16,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gtog.eval.estimate._figures import Range, priced
-from gtog.eval.scoring._judges import FIELDS
+from gtog.eval.estimate._figures import Figures, Range, priced
 from gtog.search._bounds import MESSAGE_OVERHEAD
 
 if TYPE_CHECKING:
     from gtog.eval._dataset import QAItem
     from gtog.eval.run._state import EvalRun
+    from gtog.eval.scoring._base import CallBound
     from gtog.search._bounds import SearchBound
 
 __all__ = ["BoundsBasis", "load_bounds"]
@@ -40,6 +43,14 @@ async def load_bounds(run: EvalRun) -> dict[tuple[str, str], SearchBound | None]
             out[(key, method)] = await bound(project, plan.options) if bound else None
         project.release()
     return out
+
+
+def _priced(part: CallBound, i: int) -> Figures:
+    """Side `i` (0: least, 1: most) of a scorer's calls on one model, priced."""
+    calls, prompt, output = part.calls[i], part.prompt[i], part.output[i]
+    if part.embedding:
+        return priced(None, 0, 0, 0, part.model, calls, prompt)
+    return priced(part.model, calls, prompt, output)
 
 
 class BoundsBasis:
@@ -88,23 +99,17 @@ class BoundsBasis:
         return None if sb is None else (sb.answer, sb.context)
 
     def judge(self, item: QAItem, method: str, metric: str) -> Range | None:
-        """`trials` to `2 x trials` calls of the metric's prompt on the longest answer."""
+        """The metric's own bound (`Scorer.bound`, every model it asks at its own price) on
+        the longest answer and context the method can give; None: unknown."""
         most = self._answer(item, method)
-        if most is None:
+        scorer = next((s for s in self.run.scorers[item.index_key] if s.name == metric), None)
+        if most is None or scorer is None:
             return None
-        answer, context = most
-        run = self.run
-        jc = run.config.judge
-        fields = FIELDS.get(metric, ())
-        fixed = self._tokens(item, run.prompts.templates.get(metric)) + MESSAGE_OVERHEAD
-        fixed += self._tokens(item, item.question) if "question" in fields else 0
-        fixed += self._tokens(item, item.reference) if "ground_truth" in fields else 0
-        reads_answer = "answer" in fields or "predicted" in fields
-        variable = (answer if reads_answer else 0) + (context if "context" in fields else 0)
-        model = run.judges[item.index_key].config
-        t = jc.trials
-        low = priced(model, t, t * (fixed + (1 if reads_answer else 0)), t)
-        high = priced(model, 2 * t, 2 * t * (fixed + variable), 2 * t * jc.max_tokens)
+        bound = getattr(scorer, "bound", None)
+        parts = bound(item, *most) if bound is not None else None
+        if parts is None:
+            return None
+        low, high = (sum((_priced(p, i) for p in parts), Figures()) for i in (0, 1))
         return Range(high, low, high)
 
     def compare(self, item: QAItem, criterion: str, a: str, b: str) -> Range | None:
@@ -118,7 +123,8 @@ class BoundsBasis:
         run = self.run
         template = pairwise_prompt(run.options.root.resolve(), run.config, run.config_path)
         fixed = self._tokens(item, template) + self._tokens(item, item.question)
-        fixed += self._tokens(item, spec.criteria.get(criterion, criterion)) + MESSAGE_OVERHEAD
+        fixed += self._tokens(item, criterion) + MESSAGE_OVERHEAD
+        fixed += self._tokens(item, spec.criteria.get(criterion, criterion))
         model = run.judges[item.index_key].config
         t = spec.trials
         low = priced(model, 2 * t, 2 * t * (fixed + 2), 2 * t)

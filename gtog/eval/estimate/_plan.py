@@ -17,7 +17,7 @@ from gtog.eval.estimate._figures import Figures, Range
 from gtog.eval.results._currency import judged_elsewhere, searched_elsewhere
 from gtog.eval.results._records import answer_key
 from gtog.eval.run._manifest import judge_key, noted, search_figures, search_key
-from gtog.eval.scoring._base import uses_llm
+from gtog.eval.scoring._base import is_metered
 
 if TYPE_CHECKING:
     from gtog.eval._dataset import QAItem
@@ -122,7 +122,7 @@ def build_estimate(run: EvalRun, basis: Basis, name: str) -> Estimate:
     """The run's estimate on `basis` (see the module docstring)."""
     est = Estimate(name)
     current = {r.key: r for r in run.done if not searched_elsewhere(run.spec, r)}
-    metrics = [m for m in run.config.metrics if uses_llm(m)]
+    metrics = [m for m in run.config.metrics if is_metered(m)]  # those that call a model
     judging = not run.options.skip_judges
     for item, method, epoch in run.pairs:
         row = est.methods.setdefault(method, Range())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 from gtog.eval.report._markup import Markup, el
-from gtog.eval.report._models import ErrorCount, HeatCell, MetricScore
+from gtog.eval.report._models import ErrorCount, HeatCell, Mean, MetricScore
 from gtog.eval.report._svg import (
     chart,
     fmt,
@@ -44,12 +44,15 @@ def score_bars(
     methods: list[str],
     metrics: list[str],
     common: dict[str, int] | None = None,
+    scales: dict[str, tuple[float, float]] | None = None,
 ) -> Markup | None:
     """Headline mean per method and metric, with 95% interval whiskers where known.
 
     With `common` (metric -> questions every method answered) the means are same-question
     means and each metric is labelled with its n; without, each method's own-answers mean.
+    A graded metric (`scales`) is drawn as 0-1, its label saying so.
     """
+    scales = scales or {}
     if not any(s.headline.value is not None for s in scores):
         return None
     colors = method_colors(methods)
@@ -64,12 +67,23 @@ def score_bars(
     for metric in metrics:
         label_y = y + len(methods) * row / 2 + 4
         marks.append(text(left - 8, label_y, metric, "end", "label"))
+        scale = scales.get(metric)
+        if scale is not None:
+            shown = f"{scale[0]:g}-{scale[1]:g} as 0-1"
+            marks.append(text(left - 8, label_y - 13, shown, "end", "tick"))
         if common and metric in common:
             marks.append(text(left - 8, label_y + 13, f"n = {common[metric]}", "end", "tick"))
         for method in methods:
             s = by_key.get((method, metric))
             mean = s.headline if s is not None else None
             mid = y + row / 2
+            if mean is not None and mean.value is not None and scale is not None:
+                lo, span = scale[0], scale[1] - scale[0]
+                mean = Mean(
+                    (mean.value - lo) / span,
+                    ((mean.ci95[0] - lo) / span, (mean.ci95[1] - lo) / span) if mean.ci95 else None,
+                    mean.n,
+                )
             if s is None or mean is None or mean.value is None:
                 why = "no question scored for every method" if common else "unscored"
                 marks.append(text(left + 4, mid + 4, f"{method}: {why}", cls="note"))

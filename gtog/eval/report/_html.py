@@ -109,6 +109,8 @@ ENVIRONMENT.filters["thousands"] = lambda value: f"{value:,}"
 ENVIRONMENT.globals["SIGNIFICANCE"] = f"{SIGNIFICANCE:g}"
 ENVIRONMENT.globals["SHADES"] = SHADES
 ENVIRONMENT.globals["NONE"] = NONE
+ENVIRONMENT.globals["q_href"] = lambda qid: f"#q-{qid}"
+"""Where a question id links to: its entry on the same page (the viewer links to its page)."""
 
 
 _COST_PANELS: tuple[tuple[Callable[[CostPoint], float | None], str, str], ...] = (
@@ -130,7 +132,11 @@ def _charts(data: PageData) -> dict[str, object]:
         over = " over its own scored answers"
     return {
         "scores": score_bars(
-            data.scores, h.methods, h.metrics, data.common if data.same_questions else None
+            data.scores,
+            h.methods,
+            h.metrics,
+            data.common if data.same_questions else None,
+            data.scales,
         ),
         "heat": heat_map(data.heat, h.methods, metric, data.same_questions),
         "cost": [

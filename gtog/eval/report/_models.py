@@ -9,7 +9,7 @@ scored answers (`MetricScore.own`) is secondary and labelled as such.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -278,6 +278,10 @@ class Answer:
     """ToG's exploration tree (None: the method records none)."""
     assertions: list[AssertionCheck] = field(default_factory=list)
     """Each of the question's assertions as judged against this answer (empty: none)."""
+    flagged: dict[str, list[str]] = field(default_factory=dict)
+    """What a metric found wrong, by what it is (`invalid citations` -> [`Entities 99`])."""
+    marked: Any = None
+    """The response as markup with its invalid citations highlighted (None: none)."""
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ class PageData:
     """Clusters, omnibus tests and detectable differences (None: an older summary)."""
     verdict: str | None = None
     """What the run found, in one line (gtog.eval.results._verdict; the terminal's too)."""
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Graded metrics' scales (the tables show them on it; the charts as 0-1)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

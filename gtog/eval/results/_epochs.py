@@ -94,12 +94,16 @@ def epoch_summary(records: Iterable[MethodRecord], metric: str, k: int) -> dict[
     over the `n` questions whose `k` answers were all scored (the rates are None for a
     metric that is not 0/1, and everything but k and n when no question qualifies)."""
     scores: dict[tuple[str, str], dict[int, float]] = {}
+    graded = False
     for r in records:
         j = r.judgements.get(metric) if r.error is None else None
+        graded = graded or bool(j is not None and j.scale)
         if j is not None and j.score is not None and r.epoch <= k:
             scores.setdefault((r.index_key, r.qid), {})[r.epoch] = float(j.score)
     full = [list(s.values()) for s in scores.values() if len(s) == k]
-    binary = is_binary_metric(metric) and all(v in (0.0, 1.0) for s in full for v in s)
+    binary = (
+        is_binary_metric(metric) and not graded and all(v in (0.0, 1.0) for s in full for v in s)
+    )
     out: dict[str, Any] = {
         "k": k,
         "n": len(full),

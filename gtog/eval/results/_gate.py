@@ -44,10 +44,17 @@ def parse_gate(text: str, option: str = "--fail-under") -> Gate:
     return Gate(m["metric"], value, m["method"])
 
 
-def check_scale(gate: Gate, option: str = "--fail-under", *, drop: bool = False) -> None:
-    """InputError (one line) when `gate.value` lies outside its metric's scale: a score
-    for `--fail-under`, a size of drop (0 to the scale's width) with `drop`."""
-    lo, hi = metric_scale(gate.metric)
+def check_scale(
+    gate: Gate,
+    option: str = "--fail-under",
+    *,
+    drop: bool = False,
+    scales: dict[str, Any] | None = None,
+) -> None:
+    """InputError (one line) when `gate.value` lies outside its metric's scale (a graded
+    judge's from the run's `judge.scales`): a score for `--fail-under`, a size of drop (0
+    to the scale's width) with `drop`."""
+    lo, hi = metric_scale(gate.metric, scales)
     if drop:
         lo, hi = 0.0, hi - lo
     if not lo <= gate.value <= hi:
@@ -55,7 +62,11 @@ def check_scale(gate: Gate, option: str = "--fail-under", *, drop: bool = False)
         raise InputError(
             f"{option} {gate.metric}={gate.value:g}: {gate.metric} is scored from {lo:g} to "
             f"{hi:g}, so {what} of {gate.value:g} is outside its scale"
-            + (f" (did you mean {gate.value / 100:g}?)" if 1 < gate.value <= 100 else "")
+            + (
+                f" (did you mean {gate.value / 100:g}?)"
+                if hi == 1 and 1 < gate.value <= 100
+                else ""
+            )
         )
 
 

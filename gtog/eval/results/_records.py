@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
@@ -17,6 +18,7 @@ __all__ = [
     "PairRecord",
     "answer_key",
     "compared_epochs",
+    "metric_scales",
     "unknown_efficiency",
 ]
 
@@ -104,6 +106,16 @@ def unknown_efficiency(latency: float | None = None) -> Efficiency:
         cached_calls=None,
         usd_saved=None,
     )
+
+
+def metric_scales(records: Iterable[MethodRecord]) -> dict[str, tuple[float, float]]:
+    """metric -> the scale `(low, high)` its graded judgements state (absent: 0-1)."""
+    out: dict[str, tuple[float, float]] = {}
+    for r in records:
+        for metric, j in r.judgements.items():
+            if j.scale and metric not in out:
+                out[metric] = (float(j.scale[0]), float(j.scale[1]))
+    return out
 
 
 class MethodRecord(BaseModel):

@@ -72,6 +72,8 @@ class JudgeSpec(BaseModel):
     digest reads the panel from `models`.)"""
     assertions: str | None = None
     """Hash of the `assertions` scorer's prompt and pass threshold (None: not scored)."""
+    scales: dict[str, list[int]] | None = None
+    """`judge.scales` (None: none given)."""
 
     def digest(self, index_key: str) -> str:
         """The hash a record judged under this spec carries (`MethodRecord.judged_with`)."""
@@ -80,6 +82,8 @@ class JudgeSpec(BaseModel):
         exclude = {"models", "skipped", "embedding_models", "panel"}
         if self.assertions is None:  # (absent from the hash of runs that score none)
             exclude.add("assertions")
+        if not self.scales:  # (absent from the hash of runs that set none)
+            exclude.add("scales")
         data = self.model_dump(exclude=exclude)
         if self.embedding_models:  # (absent from the hash of runs that embed nothing)
             data["embedding_model"] = self.embedding_models.get(index_key)

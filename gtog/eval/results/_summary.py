@@ -16,7 +16,13 @@ from gtog.eval.results._attribution import attribution_summary
 from gtog.eval.results._epochs import add_epoch_entries, reduce_epochs
 from gtog.eval.results._inference import Clusters, compare, mean_stats, statistics_block
 from gtog.eval.results._omnibus import omnibus_entry
-from gtog.eval.results._records import COST_FIELDS, Efficiency, MethodRecord, unknown_efficiency
+from gtog.eval.results._records import (
+    COST_FIELDS,
+    Efficiency,
+    MethodRecord,
+    metric_scales,
+    unknown_efficiency,
+)
 from gtog.eval.results._spec import AnalysisSpec
 from gtog.eval.results._statistics import holm, is_binary, percentile
 from gtog.eval.scoring._base import is_binary_metric, is_metered
@@ -42,24 +48,25 @@ Labels = dict[QKey, Hashable] | None
 """Each question's cluster (`inference.Clusters.labels`), or None without clustering."""
 
 
-def _score_of(record: MethodRecord, metric: str, strict: bool) -> float | None:
+def _score_of(record: MethodRecord, metric: str, strict: bool, low: float = 0.0) -> float | None:
     """The record's score; with `strict`, a failed search and an unscored judge call (a
-    judgement without a score: the judge failed, its reply was unusable) count as 0."""
+    judgement without a score: the judge failed, its reply was unusable) count as wrong:
+    `low`, the bottom of the metric's scale (0)."""
     if record.error is not None:
-        return 0.0 if strict else None
+        return low if strict else None
     j = record.judgements.get(metric)
     if j is not None and j.score is not None:
         return float(j.score)
-    return 0.0 if strict and j is not None else None
+    return low if strict and j is not None else None
 
 
 def _scores(
-    records: Iterable[MethodRecord], metric: str, *, strict: bool = False
+    records: Iterable[MethodRecord], metric: str, *, strict: bool = False, low: float = 0.0
 ) -> dict[str, dict[QKey, float]]:
     """method -> question -> score, for the questions with a score."""
     out: dict[str, dict[QKey, float]] = {}
     for r in records:
-        value = _score_of(r, metric, strict)
+        value = _score_of(r, metric, strict, low)
         if value is not None:
             out.setdefault(r.method, {})[(r.index_key, r.qid)] = value
     return out
@@ -68,14 +75,20 @@ def _scores(
 _BLOCK_KEYS = ("ci95", "ci95_method", "ci95_reason", "ci95_naive", "icc", "design_effect")
 
 
-def _intervals(scored: dict[str, list[tuple[QKey, float]]], labels: Labels) -> dict[str, Any]:
+def _intervals(
+    scored: dict[str, list[tuple[QKey, float]]], labels: Labels, graded: Iterable[str] = ()
+) -> dict[str, Any]:
     """Per metric (a metric -> (question, score) mapping) `ci95`, `ci95_method`,
     `ci95_reason`, `ci95_naive`, `icc` and `design_effect` (`inference.mean_stats`): Wilson
     when the scores are all 0 or 1 (whatever the metric), else the skewness-corrected t;
-    clustered from MIN_CLUSTERS clusters on."""
+    clustered from MIN_CLUSTERS clusters on. A graded metric (`graded`: on a scale of its
+    own) always gets the skewness-corrected t."""
+    graded = set(graded)
     stats = {
         m: mean_stats(
-            [v for _, v in pairs], None if labels is None else [labels[q] for q, _ in pairs]
+            [v for _, v in pairs],
+            None if labels is None else [labels[q] for q, _ in pairs],
+            binary=False if m in graded else None,
         )
         for m, pairs in scored.items()
     }
@@ -126,7 +139,7 @@ def group_summary(
     out["search_errors"] = sum(1 for r in records if r.error)
     out["scored"] = scored
     out["judge_errors"] = errors
-    out.update(_intervals(values, labels))
+    out.update(_intervals(values, labels, metric_scales(records)))
     out["unanimous"] = {m: _unanimous(records, m) for m in metrics}
     return out
 
@@ -149,15 +162,17 @@ def common_means(
     """Per method, means over the questions every method has a score for (per metric)."""
     out: dict[str, dict[str, Any]] = {m: {} for m in methods}
     per_method: dict[str, dict[str, list[tuple[QKey, float]]]] = {m: {} for m in methods}
+    graded = metric_scales(records)
     for metric in metrics:
-        table = _scores(records, metric, strict=strict)
+        low = graded.get(metric, (0.0, 1.0))[0]
+        table = _scores(records, metric, strict=strict, low=low)
         common = common_questions(table, methods)
         for m in methods:
             per_method[m][metric] = [(q, table[m][q]) for q in common]
             out[m][metric] = _mean([table[m][q] for q in common])
     for m in methods:
         out[m]["scored"] = {metric: len(per_method[m][metric]) for metric in metrics}
-        out[m].update(_intervals(per_method[m], labels))
+        out[m].update(_intervals(per_method[m], labels, graded))
     if strict:  # how many of the strict mean's zeros are failures, per method and metric
         for m in methods:
             mine = {(r.index_key, r.qid): r for r in records if r.method == m}
@@ -190,6 +205,7 @@ def comparisons(
     """
     records = list(records)
     out: list[dict[str, Any]] = []
+    graded = metric_scales(records)
     for metric in metrics:
         table = _scores(records, metric)
         for i, a in enumerate(methods):
@@ -197,7 +213,12 @@ def comparisons(
                 a_scores, b_scores = table.get(a, {}), table.get(b, {})
                 both = sorted(set(a_scores) & set(b_scores))
                 xa, xb = [a_scores[q] for q in both], [b_scores[q] for q in both]
-                binary = is_binary_metric(metric) and is_binary(xa) and is_binary(xb)
+                binary = (
+                    is_binary_metric(metric)
+                    and metric not in graded
+                    and is_binary(xa)
+                    and is_binary(xb)
+                )
                 entry = compare(
                     xa, xb, None if labels is None else [labels[q] for q in both], binary=binary
                 )
@@ -214,10 +235,11 @@ def omnibus(
     0/1 scores, Friedman's test otherwise, over the questions every method scored; empty
     for fewer methods."""
     out: dict[str, Any] = {}
+    graded = metric_scales(records)
     for metric in metrics:
         table = _scores(records, metric)
         values = [v for m in methods for v in table.get(m, {}).values()]
-        binary = is_binary_metric(metric) and is_binary(values)
+        binary = is_binary_metric(metric) and metric not in graded and is_binary(values)
         entry = omnibus_entry(table, methods, binary=binary, labels=labels)  # type: ignore[arg-type]
         if entry is not None:
             out[metric] = entry

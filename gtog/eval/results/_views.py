@@ -17,7 +17,7 @@ from gtog.eval.results._groups import by_group
 from gtog.eval.results._inference import Clusters
 from gtog.eval.results._pairwise import pairwise_summary
 from gtog.eval.results._panel import add_panel_entries
-from gtog.eval.results._records import MethodRecord, PairRecord
+from gtog.eval.results._records import MethodRecord, PairRecord, metric_scales
 from gtog.eval.results._spec import DETAILED_NAME, QA_DIR, SUMMARY_NAME, EvalSpec
 from gtog.eval.results._spend import run_cost
 from gtog.eval.results._summary import summarize
@@ -67,6 +67,14 @@ def _method_entry(
     }
     if parts:
         entry["assertions"] = parts
+    scales = {m: j.scale for m, j in r.judgements.items() if j.scale is not None}
+    if scales:  # a graded judge's scale (its scores are on it)
+        entry["scales"] = scales
+    flagged = {m: j.flagged for m, j in r.judgements.items() if j.flagged is not None}
+    if flagged:  # what each metric found wrong: invalid citations, unsupported claims, ...
+        entry["flagged"] = flagged
+    if "citation_validity" in flagged:  # the `citations` metric's invalid ids (a key)
+        entry["citations"] = {"invalid": flagged["citation_validity"]}
     if r.error:
         entry["error"] = r.error
         entry["error_kind"] = r.error_kind
@@ -234,6 +242,7 @@ def result_views(
         "total_questions": len({r.qid for r in records}),
         "methods": methods,
         "metrics": spec.judge.metrics,
+        "scales": {m: list(sc) for m, sc in metric_scales(records).items()},
         "index_keys": sorted({r.index_key for r in records} | set(spec.indexes)),
         "judge_models": spec.judge.models,
         "judge_prompts": spec.judge.prompts,

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gtog._errors import InputError
 from gtog.eval.run._answers import AnswersFile
-from gtog.eval.scoring._base import SCORERS
-from gtog.eval.scoring._judges import ALL_METRICS
+from gtog.eval.scoring._base import METRIC_GROUPS, SCORERS
+from gtog.eval.scoring._judges import ALL_METRICS, FIELDS
 from gtog.eval.scoring._pairwise import CRITERIA, DEFAULT_CRITERIA
 from gtog.search._endpoints import HttpEndpoint
 
@@ -103,6 +103,25 @@ class JudgeConfig(_Strict):
     """A judge panel: model ids of the projects' settings.yaml (completion_models) or
     LiteLLM names (`provider/model`); each judge metric is asked of every model, and the
     verdict is their strict majority (no majority: unscored). Replaces `model`."""
+
+    scales: dict[str, tuple[int, int]] = Field(default_factory=dict)
+    """A graded judge's scale, `{metric: [low, high]}` (integers): the judge's prompt asks
+    for an integer in it (the built-in `correctness_graded` and `completeness_graded` are
+    0-10 unless given here; a 0/1 judge given a scale needs a prompt of your own in
+    `prompts_dir` asking for it). Tables show the metric on its scale; the verdict line
+    and charts show it as 0-1."""
+
+    @field_validator("scales")
+    @classmethod
+    def _scales(cls, value: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+        for metric, (low, high) in value.items():
+            if metric not in FIELDS:
+                raise ValueError(
+                    f"{metric!r} is not an LLM judge (choose from {', '.join(FIELDS)})"
+                )
+            if not low < high:
+                raise ValueError(f"{metric}: the scale [{low}, {high}] needs low < high")
+        return value
 
     @field_validator("models")
     @classmethod
@@ -356,10 +375,13 @@ class EvalConfig(_Strict):
     @field_validator("metrics")
     @classmethod
     def _known_metrics(cls, value: list[str]) -> list[str]:
+        value = [p for m in value for p in METRIC_GROUPS.get(m, (m,))]  # `citations`: both
         known = list(SCORERS)
         unknown = [m for m in value if m not in known]
         if unknown:
-            raise ValueError(f"unknown metric {unknown[0]!r} (choose from {', '.join(known)})")
+            raise ValueError(
+                f"unknown metric {unknown[0]!r} (choose from {', '.join([*known, *METRIC_GROUPS])})"
+            )
         return list(dict.fromkeys(value))
 
     def response_type_for(self, method: str) -> str | None:

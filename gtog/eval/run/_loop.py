@@ -75,6 +75,8 @@ def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
             one.error, one.reason = r.optional(one.error), r.optional(one.reason)
         for v in j.assertions or []:
             v.error, v.reason = r.optional(v.error), r.optional(v.reason)
+        if j.flagged:
+            j.flagged = [r(x) for x in j.flagged]
     return record
 
 

@@ -110,5 +110,6 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             assertions=_assertion_spec(run_parts.get("assertion_prompt"), jc.assertion_threshold),
             metrics=[] if options.skip_judges else list(config.metrics),
             skipped=options.skip_judges,
+            scales={m: list(s) for m, s in jc.scales.items()} or None,
         ),
     )

@@ -20,8 +20,14 @@ from typing import TYPE_CHECKING
 
 from gtog._errors import InputError
 from gtog._prompts import placeholders
-from gtog.eval.scoring._base import AssertionVerdict, Judgement, ScorerBase, register_scorer
-from gtog.eval.scoring._judges import PromptSet, judge
+from gtog.eval.scoring._base import (
+    AssertionVerdict,
+    CallBound,
+    Judgement,
+    ScorerBase,
+    register_scorer,
+)
+from gtog.eval.scoring._judges import PromptSet, asked_bound, judge
 
 if TYPE_CHECKING:
     from gtog.eval._dataset import QAItem
@@ -148,3 +154,15 @@ class AssertionsScorer(ScorerBase):
         if error is not None:
             return Judgement(error=error, assertions=verdicts, **usage)
         return Judgement(score=score, reason=_reason(verdicts), assertions=verdicts, **usage)
+
+    def bound(self, item: QAItem, answer: int, context: int) -> list[CallBound] | None:
+        """One prompt per assertion (the template, the question, the assertion and an
+        answer of at most `answer` tokens), `trials` times, on the judge model."""
+        setup = self.setup
+        if not item.assertions or setup.model is None:
+            return []
+        model = setup.model
+        n = model.count_tokens
+        fixed = n(setup.assertion_prompt or load_assertion_prompt()) + n(item.question)
+        prompts = [(fixed + n(a) + 1, fixed + n(a) + answer) for a in item.assertions]
+        return [asked_bound(model, prompts, setup.trials, setup.max_tokens)]

@@ -16,13 +16,17 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
+    from graphrag_llm.config import ModelConfig
+
     from gtog.eval._dataset import QAItem
     from gtog.llm._models import ChatModel, EmbeddingModel
 
 __all__ = [
     "ITEM_FIELDS",
+    "METRIC_GROUPS",
     "SCORERS",
     "AssertionVerdict",
+    "CallBound",
     "Judgement",
     "PairCall",
     "PairJudgement",
@@ -76,6 +80,14 @@ class Judgement(BaseModel):
         default=None, exclude_if=lambda value: value is None
     )
     """The `assertions` scorer's verdict on each assertion (absent for other metrics)."""
+    scale: list[float] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A graded judge's scale `[low, high]` (the score is on it, not 0/1); absent for
+    other metrics."""
+    flagged: list[str] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """What the metric found wrong in the answer, listed (absent for metrics that list
+    nothing): `citation_validity`'s records not in the context, `path_validity`'s invented
+    triples, `faithfulness_claims`' unsupported claims, `citation_support`'s unsupported
+    sentence-record pairs."""
     panel: dict[str, Judgement] | None = Field(default=None, exclude_if=lambda value: value is None)
     """With a judge panel (`judge.models`): each model's own judgement, by model id; the
     score above is their strict majority (absent without a panel)."""
@@ -140,6 +152,22 @@ class ScoringSetup:
     """The `assertions` scorer's prompt template (None: the built-in one)."""
     pass_threshold: float = 0.5
     """An assertion passes when more than this share of its trials find it supported."""
+    scales: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """`judge.scales`: metric -> (low, high) of a graded judge (its prompt asks for an
+    integer in it)."""
+
+
+@dataclass(frozen=True)
+class CallBound:
+    """Calls one scoring of one answer makes on one model, least and most (the bounds
+    estimate, `gtog eval --estimate`): each figure a (low, high) pair over all the calls."""
+
+    model: ModelConfig
+    calls: tuple[float, float]
+    prompt: tuple[float, float]
+    output: tuple[float, float] = (0.0, 0.0)
+    embedding: bool = False
+    """Embedding requests (priced by input tokens only)."""
 
 
 class ScorerBase:
@@ -151,8 +179,12 @@ class ScorerBase:
     binary: bool = False
     metered: bool = False
     """Its calls cost tokens or money (LLM judges, embeddings): counted in `judge_usage`."""
+    flags: str | None = None
+    """What its `flagged` lists are, for the report and the CSV (`invalid citations`);
+    None: it lists nothing."""
     scale: tuple[float, float] = (0.0, 1.0)
-    """The lowest and highest score it gives (a gate's threshold must lie within)."""
+    """The range of its scores (a graded judge: `(0, 10)`); the verdict line and the
+    charts divide by it to show 0-1."""
 
     def __init__(self, setup: ScoringSetup) -> None:
         self.setup = setup
@@ -161,8 +193,18 @@ class ScorerBase:
         """The judgement of `answer` to `item`."""
         raise NotImplementedError
 
+    def bound(self, item: QAItem, answer: int, context: int) -> list[CallBound] | None:
+        """What scoring an answer to `item` of at most `answer` tokens (from a context of at
+        most `context` tokens) can cost, per model (the bounds estimate). A metric that
+        calls no model costs nothing; one that does says how much, else None: unknown (the
+        estimate says so rather than understate it)."""
+        return None if (self.uses_llm or self.metered) else []
+
 
 ScorerFactory = type[ScorerBase]
+
+METRIC_GROUPS: dict[str, tuple[str, ...]] = {}
+"""A name a config may list for several scores at once (`citations`: its two scores)."""
 
 SCORERS: dict[str, ScorerFactory] = {}
 """Metric name -> scorer class (built per index with its `ScoringSetup`).
@@ -184,10 +226,14 @@ def is_binary_metric(metric: str) -> bool:
     return True if factory is None else bool(factory.binary)
 
 
-def metric_scale(metric: str) -> tuple[float, float]:
-    """The lowest and highest score of `metric` (an unknown one: 0 to 1)."""
+def metric_scale(metric: str, scales: dict[str, Any] | None = None) -> tuple[float, float]:
+    """The lowest and highest score of `metric`: a run's `judge.scales` entry (`scales`,
+    a graded judge), else its scorer's `scale` (an unknown metric: 0 to 1)."""
+    given = (scales or {}).get(metric)
+    if given:
+        return float(given[0]), float(given[1])
     factory = SCORERS.get(metric)
-    lo, hi = getattr(factory, "scale", (0.0, 1.0)) if factory is not None else (0.0, 1.0)
+    lo, hi = factory.scale if factory is not None else (0.0, 1.0)
     return float(lo), float(hi)
 
 

@@ -9,7 +9,8 @@
   text it splits exactly as rouge-score's own) and no stemming.
 - `answer_similarity` is the cosine between the answer's and the reference's embeddings,
   made by the index's embedding model (`local_search.embedding_model_id`), clipped to
-  [0, 1]; its calls are metered like a judge's. A failed embedding call is unscored.
+  [0, 1]; its embedding requests are metered like a judge's calls (its `llm_calls`). A
+  failed embedding call is unscored.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from gtog._errors import describe_exception
-from gtog.eval.scoring._base import Judgement, ScorerBase, register_scorer
+from gtog.eval.scoring._base import CallBound, Judgement, ScorerBase, register_scorer
 from gtog.eval.scoring._lexical import words
 from gtog.llm._errors import fatal_reason
 from gtog.llm._usage import metering
@@ -190,8 +191,25 @@ class AnswerSimilarity(ScorerBase):
             return Judgement.unscored("the embedding model returned an unusable vector")
         return Judgement(score=value, **_usage(meter))
 
+    def bound(self, item: QAItem, answer: int, context: int) -> list[CallBound] | None:
+        """Two embedding requests at most (the reference, embedded once per index, and
+        the answer of at most `answer` tokens); one at least."""
+        embedder = self.setup.embedder
+        if embedder is None or not item.reference.strip():
+            return []
+        tokenizer = getattr(embedder.embedding, "tokenizer", None)
+        reference = len(tokenizer.encode(item.reference)) if tokenizer else len(item.reference)
+        return [CallBound(embedder.config, (1, 2), (1, reference + answer), embedding=True)]
+
 
 def _usage(meter: Any) -> dict[str, Any]:
-    """Tokens and USD of the embedding calls (embedding requests are not LLM calls)."""
+    """The judgement's calls (its embedding requests), tokens and USD, and what the cache
+    replayed: counted like a judge's, so the run's cost and the estimate see them."""
     tally = meter.tally
-    return {"prompt_tokens": tally.embedding_tokens, "cost_usd": tally.cost_usd}
+    return {
+        "llm_calls": tally.embedding_calls,
+        "prompt_tokens": tally.embedding_tokens,
+        "cost_usd": tally.cost_usd,
+        "cached_calls": tally.cached_calls,
+        "usd_saved": tally.cached_usd,
+    }

@@ -123,3 +123,15 @@ def test_estimate_json_subtracts_what_is_held_and_keeps_the_names() -> None:
         "output_tokens": 100,
         "usd": 1.0,
     }
+
+
+def test_a_judges_bound_counts_every_prompt_trial_and_second_attempt() -> None:
+    from gtog.eval.scoring._judges import asked_bound
+    from gtog.search._bounds import MESSAGE_OVERHEAD as O
+
+    # two prompts (assertions) of 100..300 and 50..250 tokens, 3 trials, replies <= 40
+    b = asked_bound(SimpleNamespace(config=MINI), [(100, 300), (50, 250)], 3, 40)  # type: ignore[arg-type]
+    assert b.calls == (6, 12)
+    assert b.prompt == (3 * (100 + 50 + 2 * O), 6 * (300 + 250 + 2 * O))
+    assert b.output == (6, 12 * 40)
+    assert b.model is MINI and not b.embedding
