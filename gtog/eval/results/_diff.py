@@ -123,6 +123,8 @@ def judge_changes(a: JudgeSpec, b: JudgeSpec, metrics: list[str]) -> list[str]:
         out.append(f"judge panel {a.panel or 'none'} -> {b.panel or 'none'}")
     if a.prompts != b.prompts:
         out.append("judge prompts changed")
+    if (a.scales or {}) != (b.scales or {}):
+        out.append(f"judge scales {a.scales or 'none'} -> {b.scales or 'none'}")
     for name in ("temperature", "max_tokens", "structured_output", "trials"):
         was, now = getattr(a, name), getattr(b, name)
         if was != now:
