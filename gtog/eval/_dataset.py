@@ -106,10 +106,17 @@ def _read_list(path: Path) -> list[Any]:
     return data
 
 
+def _item(i: int, raw: Any) -> str:
+    """How an error names the `i`-th (0-based) item of a file: `item 2 (id 'lh-02')`,
+    counted from 1 as an editor's reader would, with its id when it has one."""
+    given = raw.get("id", raw.get("qid")) if isinstance(raw, dict) else None
+    return f"item {i + 1}" + (f" (id {given!r})" if given not in (None, "") else "")
+
+
 def _text(path: Path, i: int, item: dict[str, Any], key: str) -> str:
     value = item.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{path}: item {i}: field {key!r} must be a non-empty string")
+        raise InputError(f"{path}: {_item(i, item)}: field {key!r} must be a non-empty string")
     return value
 
 
@@ -120,7 +127,9 @@ def _evidence(path: Path, i: int, item: dict[str, Any]) -> str | None:
     if isinstance(context, list) and all(isinstance(c, str) for c in context):
         context = "\n\n".join(context)
     if not isinstance(context, str):
-        raise InputError(f"{path}: item {i}: field 'context' must be a string or list of strings")
+        raise InputError(
+            f"{path}: {_item(i, item)}: field 'context' must be a string or list of strings"
+        )
     return context if context.strip() else None
 
 
@@ -134,15 +143,15 @@ def _assertions(path: Path, i: int, item: dict[str, Any]) -> tuple[str, ...] | N
     if value is None:
         return None
     if not isinstance(value, list):
-        raise InputError(f"{path}: item {i}: field 'assertions' must be a list")
+        raise InputError(f"{path}: {_item(i, item)}: field 'assertions' must be a list")
     claims: list[str] = []
     for n, entry in enumerate(value):
         if isinstance(entry, dict):
             entry = next((entry[f] for f in ASSERTION_TEXT_FIELDS if f in entry), None)
         if not isinstance(entry, str) or not entry.strip():
             raise InputError(
-                f"{path}: item {i}: assertions[{n}] must be a non-empty string (or an object "
-                "with a 'statement')"
+                f"{path}: {_item(i, item)}: assertions[{n}] must be a non-empty string (or an "
+                "object with a 'statement')"
             )
         claims.append(entry.strip())
     return tuple(claims) or None
@@ -188,10 +197,12 @@ def _tried(path: Path, keys: Sequence[str], inside: list[str]) -> str:
 def _check_shapes(path: Path, data: list[Any]) -> list[dict[str, Any]]:
     for i, raw in enumerate(data):
         if not isinstance(raw, dict):
-            raise InputError(f"{path}: item {i}: expected an object, got {type(raw).__name__}")
+            raise InputError(
+                f"{path}: {_item(i, raw)}: expected an object, got {type(raw).__name__}"
+            )
         if "question" not in raw or not any(f in raw for f in ANSWER_FIELDS):
             raise InputError(
-                f"{path}: item {i}: neither dataset shape fits: expected "
+                f"{path}: {_item(i, raw)}: neither dataset shape fits: expected "
                 "{question, answer} or {question, ground_truth, context}; "
                 f"got fields {sorted(raw)}"
             )
@@ -221,7 +232,7 @@ def _items(
         own = _own_key(raw)
         if own is not None and forced and own != file_key:
             raise InputError(
-                f"{path}: item {i}: imdb_key {own!r} differs from the key {file_key!r} "
+                f"{path}: {_item(i, raw)}: imdb_key {own!r} differs from the key {file_key!r} "
                 "dataset.files maps this file to"
             )
         index_key = own or file_key
@@ -337,13 +348,13 @@ def load_dataset(
             item = item.model_copy(update={"qid": f"{base}-{occurrences[base]}"})
             first_file, first_i = seen[base]
             first = (
-                f"item {first_i}"
+                f"item {first_i + 1}"
                 if first_file == file
-                else f"{_short(first_file, where)} item {first_i}"
+                else f"{_short(first_file, where)} item {first_i + 1}"
             )
-            repeats.append(f"{_short(file, where)} item {i} repeats {first} (id {item.qid})")
+            repeats.append(f"{_short(file, where)} item {i + 1} repeats {first} (id {item.qid})")
         if item.qid in seen:
-            raise InputError(f"{file}: item {i}: duplicate question id {item.qid!r}")
+            raise InputError(f"{file}: item {i + 1}: duplicate question id {item.qid!r}")
         seen[item.qid] = (file, i)
         items.append(item)
     warnings = []

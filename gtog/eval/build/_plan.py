@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gtog._errors import InputError
 from gtog._project import SETTINGS_FILES, settings_file
 
@@ -87,16 +85,17 @@ class KeyPlan:
 
 
 def raw_settings(folder: Path) -> dict[str, Any]:
-    """A project's settings file as written (no `${ENV}` substitution); {} when none."""
+    """A project's settings file as written (no `${ENV}` substitution; graphrag 2.x's in
+    3.3's shape); {} when none."""
+    from gtog._project import read_settings
+
     path = settings_file(folder)
     if path is None:
         return {}
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+        return read_settings(path).data
+    except InputError as exc:
         raise InputError(f"{path}: not readable ({exc})") from None
-    return data if isinstance(data, dict) else {}
 
 
 def _folder(settings: dict[str, Any], section: str, default: str) -> str | None:

@@ -114,9 +114,13 @@ ENVIRONMENT.globals["q_href"] = lambda qid: f"#q-{qid}"
 
 
 _COST_PANELS: tuple[tuple[Callable[[CostPoint], float | None], str, str], ...] = (
-    (lambda p: p.tokens, "tokens per answer (in + out)", "No token counts."),
-    (lambda p: p.latency, "seconds per answer", "No latencies."),
-    (lambda p: p.cost_usd, "USD per answer", "USD unknown: no price is known for these models."),
+    (lambda p: p.tokens, "mean tokens per answer (in + out)", "No token counts."),
+    (lambda p: p.latency, "mean seconds per answer", "No latencies."),
+    (
+        lambda p: p.cost_usd,
+        "mean USD per answer",
+        "USD unknown: no price is known for these models.",
+    ),
 )
 """The quality-vs-cost panels: x value, axis label, and what the page says without one."""
 

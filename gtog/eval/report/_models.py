@@ -181,6 +181,9 @@ class CostPoint:
     searches that stated it, out of `searches` (an answers file or an HTTP method may not:
     then the figure is unknown, never 0)."""
     searches: int = 0
+    replayed: int = 0
+    """Answers replayed from the model-call cache: left out of `latency` (the cache's speed
+    is not the method's)."""
 
     def unstated(self, *figures: str) -> str | None:
         """`stated by 1 of 3` when some search did not state one of `figures`, else None."""

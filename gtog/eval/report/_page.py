@@ -230,6 +230,7 @@ def _costs(
                 n=len(ok),
                 stated={k: int(v) for k, v in stated.items()},
                 searches=as_int(eff.get("searches")) or 0,
+                replayed=as_int(eff.get("latency_replayed")) or 0,
             )
         )
     return out

@@ -96,7 +96,7 @@ def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
         scores={m: as_num(scores_raw.get(m)) for m in keys},
         reasons={m: as_str(reasons_raw.get(m)) for m in keys},
         judge_errors=judge_errors,
-        latency=as_num(eff.get("latency")),
+        latency=_latency(eff),
         llm_calls=as_int(eff.get("llm_calls")),
         prompt_tokens=as_int(eff.get("prompt_tokens")),
         output_tokens=as_int(eff.get("output_tokens")),
@@ -172,6 +172,15 @@ def stage_calls(questions: list[Question], methods: list[str]) -> dict[str, dict
                 s: float(np.mean([a.calls_by_stage.get(s, 0) for a in ok])) for s in stages
             }
     return out
+
+
+def _latency(eff: dict[str, Any]) -> float | None:
+    """An answer's latency, None when it replayed a chat call from the cache (as the
+    summary's `measured_latency`: an older gtog recorded the cache's wall time)."""
+    cached, embeddings = as_int(eff.get("cached_calls")) or 0, as_int(eff.get("embedding_calls"))
+    if cached > (embeddings or 0):
+        return None
+    return as_num(eff.get("latency"))
 
 
 def spreads(questions: list[Question], methods: list[str], figure: str) -> list[Spread]:

@@ -8,7 +8,9 @@ more, the cluster sign-flip test: `gtog.eval.results._inference.compare`), its p
 Holm-adjusted over every entry (`p_holm`), and the questions that flipped: `to_wrong`
 (right in A, wrong in B) and `to_right` (a fraction counts as right from 0.5 up). An entry
 is a `regression` when b < a with `p_holm` below `ALPHA`. Per method, the change in mean
-latency, LLM calls, tokens and USD per answer over the questions both runs answered.
+latency, LLM calls, tokens and USD per answer over the questions both runs answered (an
+answer replayed from the model-call cache is left out of latency: its speed is the cache's;
+`latency.replayed` counts them per run).
 
 What the comparison leaves out is counted, so a gate can refuse to vouch for it: per entry
 `coverage` (the questions A scored: `compared`, and those B has `missing`, `changed`, or
@@ -31,7 +33,7 @@ from gtog.eval.results._currency import current_records
 from gtog.eval.results._epochs import reduce_epochs
 from gtog.eval.results._inference import Clusters, compare
 from gtog.eval.results._log import EvalLog
-from gtog.eval.results._records import MethodRecord
+from gtog.eval.results._records import MethodRecord, measured_latency, replayed
 from gtog.eval.results._spec import JudgeSpec
 from gtog.eval.results._statistics import N_RESAMPLES, holm, is_binary
 from gtog.eval.scoring._base import is_binary_metric
@@ -60,7 +62,7 @@ def _score(r: MethodRecord, metric: str) -> float | None:
 
 def _efficiency(a: list[MethodRecord], b: list[MethodRecord]) -> dict[str, Any]:
     figures = {
-        "latency": lambda e: e.latency,
+        "latency": measured_latency,  # an answer replayed from the cache: left out
         "llm_calls": lambda e: e.llm_calls,
         "tokens": lambda e: (
             None
@@ -84,6 +86,15 @@ def _efficiency(a: list[MethodRecord], b: list[MethodRecord]) -> dict[str, Any]:
             "delta": None if ma is None or mb is None else mb - ma,
             "n": len(pairs),
         }
+    answered = [
+        (x, y)
+        for x, y in zip(a, b, strict=True)
+        if x.efficiency and y.efficiency and x.error is None and y.error is None
+    ]
+    out["latency"]["replayed"] = {
+        "a": sum(1 for x, _ in answered if replayed(x.efficiency)),
+        "b": sum(1 for _, y in answered if replayed(y.efficiency)),
+    }
     return out
 
 

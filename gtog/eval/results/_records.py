@@ -18,7 +18,9 @@ __all__ = [
     "PairRecord",
     "answer_key",
     "compared_epochs",
+    "measured_latency",
     "metric_scales",
+    "replayed",
     "unknown_efficiency",
 ]
 
@@ -91,6 +93,24 @@ COST_FIELDS = (
 )
 """The figures of an `Efficiency` that may be unknown (None): the summary counts who stated
 each (`efficiency.<m>.stated`)."""
+
+
+def replayed(efficiency: Efficiency | None) -> bool:
+    """Whether the search replayed a chat call from the model-call cache: its wall time is
+    then the cache's speed, not the method's (gtog records no latency for it; a record of an
+    older gtog kept the wall time: more calls replayed than embedding requests made)."""
+    if efficiency is None or not efficiency.cached_calls:
+        return False
+    return efficiency.latency is None or efficiency.cached_calls > (efficiency.embedding_calls or 0)
+
+
+def measured_latency(efficiency: Efficiency | None) -> float | None:
+    """The search's latency as the method's speed: None when unknown, or when a chat call
+    was replayed from the cache (left out of latency). A replayed query embedding alone
+    keeps the latency (it saved a fraction of a second)."""
+    if efficiency is None or replayed(efficiency):
+        return None
+    return efficiency.latency
 
 
 def unknown_efficiency(latency: float | None = None) -> Efficiency:

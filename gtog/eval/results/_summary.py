@@ -20,7 +20,9 @@ from gtog.eval.results._records import (
     COST_FIELDS,
     Efficiency,
     MethodRecord,
+    measured_latency,
     metric_scales,
+    replayed,
     unknown_efficiency,
 )
 from gtog.eval.results._spec import AnalysisSpec
@@ -294,8 +296,14 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
         values = _known(effs, attr)
         return _mean(values) if values is not None else None
 
+    # a search that replayed calls from the cache is left out of latency (the cache's
+    # speed, not the method's); another search's unknown latency makes it unknown
+    timed = [e for e in effs if not replayed(e)]
+    latencies = _known(timed, "latency")
+
     out: dict[str, Any] = {
-        "avg_latency": avg("latency"),
+        "avg_latency": _mean(latencies) if latencies else None,
+        "latency_replayed": len(effs) - len(timed),
         "avg_llm_calls": avg("llm_calls"),
         "avg_prompt_tokens": avg("prompt_tokens"),
         "avg_output_tokens": avg("output_tokens"),
@@ -311,13 +319,18 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
         "n": len(effs),
         "searches": len(spent),
         "stated": {
-            attr: sum(1 for e in spent if getattr(e, attr) is not None) for attr in COST_FIELDS
+            attr: sum(
+                1
+                for e in spent
+                if (measured_latency(e) if attr == "latency" else getattr(e, attr)) is not None
+            )
+            for attr in COST_FIELDS
         },
     }
     for attr in ("latency", "llm_calls", "prompt_tokens", "output_tokens"):
-        values = _known(effs, attr)
-        out[f"p50_{attr}"] = percentile(values, 50) if values is not None else None
-        out[f"p95_{attr}"] = percentile(values, 95) if values is not None else None
+        values = _known(effs, attr) if attr != "latency" else latencies
+        out[f"p50_{attr}"] = percentile(values, 50) if values else None
+        out[f"p95_{attr}"] = percentile(values, 95) if values else None
     prompt, output = _known(effs, "prompt_tokens"), _known(effs, "output_tokens")
     tokens = None
     if prompt is not None and output is not None:

@@ -85,7 +85,15 @@ def test_a_run_started_again_sends_nothing_and_a_change_resends_only_its_calls(
     assert again["cost"]["spent_usd"] == 0.0
     eff = again["efficiency"]["local"]  # the figures are the first run's, not zeros
     timing = {k: eff[k] for k in eff if "latency" in k or "queue_wait" in k}
-    assert eff == {**summary["efficiency"]["local"], **timing}
+    stated = {**eff["stated"], "latency": summary["efficiency"]["local"]["stated"]["latency"]}
+    assert {**eff, "stated": stated} == {**summary["efficiency"]["local"], **timing}
+    # the replayed answers took the cache's time, not the methods': left out of latency
+    # (the first run's answers that replayed only the question's embedding kept theirs)
+    for method in ("tog", "local", "basic"):
+        first_eff, again_eff = summary["efficiency"][method], again["efficiency"][method]
+        assert first_eff["avg_latency"] > 0 and first_eff["latency_replayed"] == 0
+        assert again_eff["avg_latency"] is None and again_eff["latency_replayed"] == 3
+        assert again_eff["stated"]["latency"] == 0
 
     # one judge prompt changed: only that judge's calls go out, at most one per answer
     # (methods that answer a question alike share one verdict, unless asked at once)

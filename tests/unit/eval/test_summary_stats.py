@@ -254,3 +254,34 @@ def test_partial_run_says_so_above_the_table() -> None:
     s["metadata"] = {"run": {"status": "interrupted", "pairs_done": 1, "pairs_total": 6}}
     text = _render(s, ["correctness"])
     assert text.splitlines()[0].strip() == "partial: 1 of 6 pairs (interrupted)"
+
+
+def test_the_terminal_and_the_report_show_the_same_labelled_token_and_call_figures() -> None:
+    from gtog.eval.report._html import render_page
+    from gtog.eval.report._page import page_data
+    from gtog.eval.results._views import detailed_results
+
+    records = [rec(str(i), "local", 1) for i in range(4)]
+    for r, tokens, calls in zip(records, (100, 100, 100, 1700), (1, 1, 1, 9), strict=True):
+        assert r.efficiency is not None
+        r.efficiency.prompt_tokens, r.efficiency.output_tokens = tokens, 10
+        r.efficiency.llm_calls = calls
+    summary = summarize(records, ["local"], ["correctness"])
+    eff = summary["efficiency"]["local"]
+    assert eff["p50_tokens"] == 110 and eff["p50_llm_calls"] == 1  # the median: not shown
+    text = _render(summary, ["correctness"])
+    header = next(line for line in text.splitlines() if "errors" in line)
+    assert header.split() == [
+        "method", "errors", "sec", "p50", "sec", "p95", "calls", "mean", "tokens", "mean",
+        "$/answer",
+    ]  # fmt: skip
+    row = next(line for line in text.splitlines() if line.split()[:2] == ["local", "0+0"])
+    assert row.split()[4:6] == ["3.0", "510"]  # (1+1+1+9)/4 calls; (3x110 + 1710)/4 tokens
+    assert "calls, tokens (in + out): mean per answer" in text
+    meta = {"methods": ["local"], "metrics": ["correctness"], "index_keys": ["a"]}
+    detailed = detailed_results(records, ["local"], meta, keep_intermediate=True)
+    data = page_data(detailed, {"metadata": meta, **summary})
+    (point,) = data.costs
+    assert (point.tokens, point.llm_calls) == (510, 3.0)
+    html = render_page(data)
+    assert "mean tokens / answer (in + out)" in html and "mean LLM calls / answer" in html
