@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -352,23 +355,98 @@ def _query(
                 )
             return
         _preflight(root)
-        if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
-            _engine_query(root, chosen, query, explain=explain, **engine_args)
-            return
-        _graphrag_query(
-            chosen,
-            query,
-            root=root,
-            dynamic_community_selection=dynamic_community_selection,
-            streaming=streaming,
-            **engine_args,
-        )
+        with _query_logs(root) as swallowed:
+            if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
+                _engine_query(root, chosen, query, explain=explain, **engine_args)
+                return
+            _graphrag_query(
+                chosen,
+                query,
+                root=root,
+                dynamic_community_selection=dynamic_community_selection,
+                streaming=streaming,
+                **engine_args,
+            )
+        if swallowed:  # graphrag's global search logs a map call's error and answers anyway
+            raise swallowed[0]
     except InputError as exc:
         error(err, redact(str(exc)))
         raise typer.Exit(2) from None
     except (FatalRunError, SearchFailed) as exc:
         error(err, redact(str(exc)))
         raise typer.Exit(1) from None
+    except Exception as exc:
+        fatal = _fatal_provider_error(root, exc)
+        if fatal is None:
+            raise
+        error(err, fatal)
+        raise typer.Exit(1) from None
+
+
+QUERY_LOG = "gtog-query.log"
+"""`gtog query`'s log file, in the project's reporting folder (graphrag's `logs/`)."""
+
+
+class _FatalLogged(logging.Handler):
+    """Keeps the fatal provider errors that graphrag's engines log and swallow."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.errors: list[BaseException] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from gtog.llm._errors import fatal_in
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and fatal_in(exc) is not None:
+            self.errors.append(exc)
+
+
+@contextmanager
+def _query_logs(root: Path) -> Iterator[list[BaseException]]:
+    """Every library's log lines (LiteLLM's and graphrag's tracebacks) to the project's
+    `logs/gtog-query.log`, keys masked, not to the terminal; yields the fatal provider
+    errors logged meanwhile (graphrag's global search logs them and answers anyway)."""
+    from gtog._logs import capture_logs
+    from gtog._project import load_graphrag_config
+    from gtog._redact import Redactor
+
+    config = load_graphrag_config(root)
+    models = [*config.completion_models.values(), *config.embedding_models.values()]
+    reporting = config.reporting
+    kind = str(getattr(reporting.type, "value", reporting.type))
+    folder = Path(reporting.base_dir or "logs") if kind == "file" else None
+    if folder is not None and not folder.is_absolute():
+        folder = root / folder
+    watch = _FatalLogged()
+    with capture_logs(folder / QUERY_LOG if folder else None, Redactor(m.api_key for m in models)):
+        logging.getLogger().handlers.insert(0, watch)  # before the masking file handler
+        try:
+            yield watch.errors
+        finally:
+            logging.getLogger().removeHandler(watch)
+
+
+def _fatal_provider_error(root: Path, exc: BaseException) -> str | None:
+    """One line for a provider error no retry can fix (a refused key, permission, model)
+    raised by graphrag's own query code, naming the model; None for any other error."""
+    from gtog._project import load_graphrag_config
+    from gtog._redact import Redactor
+    from gtog.llm._errors import ModelFatalError, as_fatal, fatal_in
+
+    found = fatal_in(exc)
+    if found is None:
+        return None
+    if isinstance(found, ModelFatalError):
+        return str(found)
+    config = load_graphrag_config(root)
+    models = {**config.completion_models, **config.embedding_models}
+    wanted = str(getattr(found, "model", "") or "")
+    model_id, model = next(
+        ((k, m) for k, m in models.items() if wanted.endswith(str(m.model))),
+        next(iter(config.completion_models.items())),
+    )
+    return Redactor(m.api_key for m in models.values())(str(as_fatal(found, model_id, model)))
 
 
 def _preflight(root: Path) -> None:
