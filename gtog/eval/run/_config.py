@@ -64,6 +64,11 @@ class DatasetConfig(_Strict):
     """Index key -> QA file, for files whose key their folder or name does not give."""
     group_by: list[str] = Field(default_factory=list)
     """Item fields to report results by (question type, hops, ...): `by_group` in the summary."""
+    index_field: str | None = None
+    """The item field naming the index a question is about (GraphRAG-Bench: `source`, the
+    corpus); default `imdb_key` / `index_key`."""
+    index_map: dict[str, str] = Field(default_factory=dict)
+    """That field's values -> index keys, where they are not the keys themselves."""
 
     @model_validator(mode="after")
     def _somewhere(self) -> DatasetConfig:
