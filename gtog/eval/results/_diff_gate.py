@@ -105,6 +105,8 @@ def check_diff(
         )
         return out
     out.failures += lost
+    if not entries:
+        out.failures.append("nothing compared: no method and metric both runs scored")
     if significance:
         out.failures += [f"regression: {line}" for line in regressions(diff)]
     for gate in max_drops:
@@ -125,6 +127,7 @@ def check_diff(
                     f"{-e['delta']:.3f} > {gate.value:g} (n {e['n']})"
                 )
     if not out.failures and significance and not max_drops and len(mute) == len(entries):
+        # (entries is not empty here: an empty diff failed above)
         out.refusal = (
             "--fail-on-regression cannot fail here: no drop could be significant at these n "
             f"({', '.join(_too_small(*e) for e in mute)}); add --max-drop METRIC=X"

@@ -97,6 +97,7 @@ def test_fail_under_refuses_a_threshold_off_the_scale(value: str) -> None:
     if value == "70":
         assert "did you mean 0.7?" in message
     check_scale(parse_gate("correctness=0.7"))  # on the scale: fine
+    check_scale(parse_gate("correctness=7"), scales={"correctness": [0, 10]})  # a graded judge
     check_scale(parse_gate("correctness=0.05", "--max-drop"), "--max-drop", drop=True)
 
 
@@ -204,6 +205,14 @@ def test_max_drop_is_a_threshold_whatever_the_p_value() -> None:
     assert _gate(a, b, significance=False, max_drops=[Gate("correctness", 0.1, "m")]).passed
     nothing = _gate(a, b, significance=False, max_drops=[Gate("correctness", 0.1, "other")])
     assert nothing.failures == ["--max-drop other correctness: nothing compared"]
+
+
+def test_a_diff_with_nothing_in_common_fails_the_gate() -> None:
+    other = run(ALL_RIGHT, metrics=["f1"])
+    verdict = _gate(run(ALL_RIGHT), other)
+    assert verdict.exit_code == 1 and verdict.failures == [
+        "nothing compared: no method and metric both runs scored"
+    ]
 
 
 def test_smallest_p_by_test() -> None:
