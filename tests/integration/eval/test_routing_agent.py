@@ -72,7 +72,15 @@ def test_a_keyword_router_s_regret_and_confusion(
         (root / f"{name}.jsonl").write_text("\n".join(json.dumps(line) for line in lines))
     result = gtog("eval", "--root", str(root), env={**subprocess_env(), "AGENT_TOKEN": TOKEN})
     assert result.returncode == 0, result.stderr
-    _, summary = load_results(root)
+    detailed, summary = load_results(root)
+    # the index's entities each question names: known before answering, on every answer
+    linked = {
+        q["question_id"]: {m: e.get("linked_entities") for m, e in q["methods"].items()}
+        for q in detailed["results"]
+    }
+    assert all(len(set(v.values())) == 1 for v in linked.values()), linked
+    assert linked["lh-03"]["agent"] >= 2  # "Who gave Maren Holt the brass compass?"
+    assert linked["lh-01"]["graph"] >= 1  # "... on Varn Island?"
     routing = summary["routing"]
     # the oracle: right wherever a method is (8 of 10); graph is the best single (5 of 10)
     assert routing["methods"] == ["graph", "vector"] and routing["n"] == 10
