@@ -153,6 +153,11 @@ class ScoringSetup:
     """The `assertions` scorer's prompt template (None: the built-in one)."""
     pass_threshold: float = 0.5
     """An assertion passes when more than this share of its trials find it supported."""
+    citations_max_checked: int = 8
+    """`citations.max_checked`: (sentence, record) pairs `citation_support` judges at most."""
+    project: Any = None
+    """The index (`gtog._project.Project`) the answers come from: `path_validity` and
+    `evidence_on_path` read its graph (None: not given; those metrics are unscored)."""
     scales: dict[str, tuple[int, int]] = field(default_factory=dict)
     """`judge.scales`: metric -> (low, high) of a graded judge (its prompt asks for an
     integer in it)."""
