@@ -161,6 +161,11 @@ def test_differently_judged_runs_are_named_and_the_gate_refuses_unless_told() ->
     assert allowed.exit_code == 0 and allowed.passed is not None
     assert any("judged differently" in n for n in allowed.notes)  # still said
     assert diff_runs(a, run(ALL_RIGHT))["judges"] == []
+    # a judge setting added later is named too
+    from gtog.eval.results._diff import judge_changes
+
+    later = JudgeSpec(citations_max_checked=3)
+    assert judge_changes(JudgeSpec(), later, []) == ["judge citations_max_checked None -> 3"]
 
 
 def test_six_questions_all_zero_cannot_be_significant_and_max_drop_fails() -> None:
