@@ -62,6 +62,8 @@ def _questions_per_cluster(root: Path, config_path: Path) -> float:
         files={k: under_root(f) for k, f in config.dataset.files.items()},
         exclude=[under_root(config.output.dir)],
         group_by=fields_kept(config),
+        index_field=config.dataset.index_field,
+        index_map=config.dataset.index_map,
     )
     items = dataset.items
     if not items:

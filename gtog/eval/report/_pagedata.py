@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gtog.eval.report._noise import Noise
     from gtog.eval.report._pairs import HeadToHead
     from gtog.eval.report._repeats import PanelSection, RepeatsSection
+    from gtog.eval.report._routing import RoutingSection
 
 __all__ = ["PageData"]
 
@@ -73,6 +74,8 @@ class PageData:
     """Prediction-powered paired differences (metric, a, b, diff_ppi, ci95, p_holm)."""
     verdict: str | None = None
     """What the run found, in one line (gtog.eval.results._verdict; the terminal's too)."""
+    routing: RoutingSection | None = None
+    """Is routing worth it? (the summary's `routing`; None: fewer than 2 methods)."""
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Graded metrics' scales (the tables show them on it; the charts as 0-1)."""
 

@@ -20,6 +20,7 @@ from gtog.eval.results._labels import Label
 from gtog.eval.results._pairwise import pairwise_summary
 from gtog.eval.results._panel import add_panel_entries
 from gtog.eval.results._records import MethodRecord, PairRecord, metric_scales
+from gtog.eval.results._routing import routing_summary
 from gtog.eval.results._spec import DETAILED_NAME, QA_DIR, SUMMARY_NAME, EvalSpec
 from gtog.eval.results._spend import run_cost
 from gtog.eval.results._summary import summarize
@@ -84,6 +85,8 @@ def _method_entry(
         entry["finish_reason"] = r.finish_reason
     if r.route is not None:
         entry["route"] = r.route
+    if r.linked_entities is not None:
+        entry["linked_entities"] = r.linked_entities
     if spec is None:
         pass
     elif searched_elsewhere(spec, r):
@@ -278,6 +281,16 @@ def result_views(
         summary["by_group"] = by_group(
             questions, methods, spec.judge.metrics, spec.group_by, labels
         )
+    routing = routing_summary(
+        reduce_epochs(currency.records),
+        methods,
+        spec.judge.metrics,
+        fields=list(spec.group_by or []),
+        labels=Clusters.of(spec.analysis.cluster_by).labels(currency.records),
+        routers=spec.analysis.routers,
+    )
+    if routing is not None:
+        summary["routing"] = routing
     if spec.pairwise is not None:
         run_pairs = [(a, b) for a, b in spec.pairwise.pairs if a in methods and b in methods]
         summary.update(
