@@ -48,8 +48,14 @@ def _engine_query(
     verbose: bool,
     overrides: dict[str, Any] | None = None,
     explain: bool = False,
+    secrets: list[str] | None = None,
 ) -> str:
-    """Answer `query` with gtog's search layer (tog, and local/basic with --local); print it."""
+    """Answer `query` with gtog's search layer (tog, and local/basic with --local); print it.
+
+    Log records (LiteLLM's retries and tracebacks, which quote what a provider echoed) go
+    to the project's reporting folder as `query.log`, as graphrag's own query writes them,
+    keys masked; not to the terminal."""
+    from gtog._logs import capture_logs
     from gtog._project import load_project
     from gtog.llm._models import run_sync
     from gtog.search._methods import build_engine
@@ -69,7 +75,11 @@ def _engine_query(
         engine = await build_engine(method, project, options)
         return await run_search(engine, query)
 
-    outcome = run_sync(answer())
+    config = project.config
+    models = [*config.completion_models.values(), *config.embedding_models.values()]
+    redact = Redactor([*(secrets or []), *(m.api_key for m in models if m.api_key)])
+    with capture_logs(_query_log(project), redact):
+        outcome = run_sync(answer())
     result = outcome.result
     print(result.response)
     if explain:
@@ -81,6 +91,15 @@ def _engine_query(
     if verbose:
         _print_usage(method, result)
     return str(result.response)
+
+
+def _query_log(project: Any) -> Path | None:
+    """`query.log` in the project's reporting folder (None: it reports elsewhere)."""
+    reporting = project.config.reporting
+    if str(getattr(reporting.type, "value", reporting.type)) != "file":
+        return None
+    folder = Path(reporting.base_dir or "logs")
+    return (folder if folder.is_absolute() else project.root / folder) / "query.log"
 
 
 def _http_config(config: Path | None) -> tuple[Path, Any] | None:
@@ -348,21 +367,25 @@ def _query(
                     query,
                     overrides=plan.overrides(root),
                     explain=explain,
+                    secrets=secrets,
                     **engine_args,
                 )
             return
         _preflight(root)
         if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
-            _engine_query(root, chosen, query, explain=explain, **engine_args)
+            _engine_query(root, chosen, query, explain=explain, secrets=secrets, **engine_args)
             return
-        _graphrag_query(
-            chosen,
-            query,
-            root=root,
-            dynamic_community_selection=dynamic_community_selection,
-            streaming=streaming,
-            **engine_args,
-        )
+        from gtog._logs import capture_logs
+
+        with capture_logs(None, redact):  # graphrag writes its own query.log; no terminal
+            _graphrag_query(
+                chosen,
+                query,
+                root=root,
+                dynamic_community_selection=dynamic_community_selection,
+                streaming=streaming,
+                **engine_args,
+            )
     except InputError as exc:
         error(err, redact(str(exc)))
         raise typer.Exit(2) from None
