@@ -38,8 +38,8 @@ eval_app = typer.Typer(name="eval", invoke_without_command=True, no_args_is_help
 """`gtog eval` runs an evaluation; `gtog eval report DIR` writes a run's page and CSV."""
 
 
-def _fail(message: str, code: int) -> typer.Exit:
-    error(err, message)
+def _fail(message: str, code: int, label: str = "error") -> typer.Exit:
+    error(err, message, label=label)
     return typer.Exit(code)
 
 
@@ -461,13 +461,19 @@ def eval_command(
                 )
             except InputError as exc:
                 raise _fail(str(exc), 2) from None
+        from gtog._errors import FatalRunError
+        from gtog._logs import capture_logs
+        from gtog.cli._progress import LOG_NAME
         from gtog.eval.run._preparation import check_vector_sizes
         from gtog.llm._models import run_sync
 
-        try:  # the one check that asks a model: after the servers answer
-            run_sync(check_vector_sizes(run))
+        try:  # the one check that asks a model: after the servers answer (its log: eval.log)
+            with capture_logs(run.output_dir / LOG_NAME, run.redactor):
+                run_sync(check_vector_sizes(run))
         except InputError as exc:
             raise _fail(str(exc), 2) from None
+        except FatalRunError as exc:  # a refused key: one line naming the model
+            raise _fail(str(exc), 1, label="stopped") from None
         if estimate:
             from gtog.cli._estimate import run_pilot
 
@@ -490,6 +496,7 @@ for _name, (_command, _help) in _TOOLS.items():
 def _build_commands() -> None:
     """`eval generate` (and `eval prepare`): their own modules, on this group."""
     from gtog.cli._generate import generate_command
+    from gtog.cli._label import label_command
     from gtog.cli._prepare import prepare_command
     from gtog.cli._view import view_command
 
@@ -501,6 +508,9 @@ def _build_commands() -> None:
     )
     eval_app.command("view", short_help="Browse runs in a web page, live, side by side.")(
         view_command
+    )
+    eval_app.command("label", short_help="Import or export people's labels of answers.")(
+        label_command
     )
 
 

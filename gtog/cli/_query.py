@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -48,14 +51,8 @@ def _engine_query(
     verbose: bool,
     overrides: dict[str, Any] | None = None,
     explain: bool = False,
-    secrets: list[str] | None = None,
 ) -> str:
-    """Answer `query` with gtog's search layer (tog, and local/basic with --local); print it.
-
-    Log records (LiteLLM's retries and tracebacks, which quote what a provider echoed) go
-    to the project's reporting folder as `query.log`, as graphrag's own query writes them,
-    keys masked; not to the terminal."""
-    from gtog._logs import capture_logs
+    """Answer `query` with gtog's search layer (tog, and local/basic with --local); print it."""
     from gtog._project import load_project
     from gtog.llm._models import run_sync
     from gtog.search._methods import build_engine
@@ -75,11 +72,7 @@ def _engine_query(
         engine = await build_engine(method, project, options)
         return await run_search(engine, query)
 
-    config = project.config
-    models = [*config.completion_models.values(), *config.embedding_models.values()]
-    redact = Redactor([*(secrets or []), *(m.api_key for m in models if m.api_key)])
-    with capture_logs(_query_log(project), redact):
-        outcome = run_sync(answer())
+    outcome = run_sync(answer())
     result = outcome.result
     print(result.response)
     if explain:
@@ -91,15 +84,6 @@ def _engine_query(
     if verbose:
         _print_usage(method, result)
     return str(result.response)
-
-
-def _query_log(project: Any) -> Path | None:
-    """`query.log` in the project's reporting folder (None: it reports elsewhere)."""
-    reporting = project.config.reporting
-    if str(getattr(reporting.type, "value", reporting.type)) != "file":
-        return None
-    folder = Path(reporting.base_dir or "logs")
-    return (folder if folder.is_absolute() else project.root / folder) / "query.log"
 
 
 def _http_config(config: Path | None) -> tuple[Path, Any] | None:
@@ -367,17 +351,14 @@ def _query(
                     query,
                     overrides=plan.overrides(root),
                     explain=explain,
-                    secrets=secrets,
                     **engine_args,
                 )
             return
         _preflight(root)
-        if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
-            _engine_query(root, chosen, query, explain=explain, secrets=secrets, **engine_args)
-            return
-        from gtog._logs import capture_logs
-
-        with capture_logs(None, redact):  # graphrag writes its own query.log; no terminal
+        with _query_logs(root) as swallowed:
+            if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
+                _engine_query(root, chosen, query, explain=explain, **engine_args)
+                return
             _graphrag_query(
                 chosen,
                 query,
@@ -386,12 +367,87 @@ def _query(
                 streaming=streaming,
                 **engine_args,
             )
+        if swallowed:  # graphrag's global search logs a map call's error and answers anyway
+            raise swallowed[0]
     except InputError as exc:
         error(err, redact(str(exc)))
         raise typer.Exit(2) from None
     except (FatalRunError, SearchFailed) as exc:
         error(err, redact(str(exc)))
         raise typer.Exit(1) from None
+    except Exception as exc:
+        fatal = _fatal_provider_error(root, exc)
+        if fatal is None:
+            raise
+        error(err, fatal)
+        raise typer.Exit(1) from None
+
+
+QUERY_LOG = "gtog-query.log"
+"""`gtog query`'s log file, in the project's reporting folder (graphrag's `logs/`)."""
+
+
+class _FatalLogged(logging.Handler):
+    """Keeps the fatal provider errors that graphrag's engines log and swallow."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.errors: list[BaseException] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from gtog.llm._errors import fatal_in
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and fatal_in(exc) is not None:
+            self.errors.append(exc)
+
+
+@contextmanager
+def _query_logs(root: Path) -> Iterator[list[BaseException]]:
+    """Every library's log lines (LiteLLM's and graphrag's tracebacks) to the project's
+    `logs/gtog-query.log`, keys masked, not to the terminal; yields the fatal provider
+    errors logged meanwhile (graphrag's global search logs them and answers anyway)."""
+    from gtog._logs import capture_logs
+    from gtog._project import load_graphrag_config
+    from gtog._redact import Redactor
+
+    config = load_graphrag_config(root)
+    models = [*config.completion_models.values(), *config.embedding_models.values()]
+    reporting = config.reporting
+    kind = str(getattr(reporting.type, "value", reporting.type))
+    folder = Path(reporting.base_dir or "logs") if kind == "file" else None
+    if folder is not None and not folder.is_absolute():
+        folder = root / folder
+    watch = _FatalLogged()
+    keys = [*(m.api_key for m in models), *environment_secrets(os.environ)]
+    with capture_logs(folder / QUERY_LOG if folder else None, Redactor(keys)):
+        logging.getLogger().handlers.insert(0, watch)  # before the masking file handler
+        try:
+            yield watch.errors
+        finally:
+            logging.getLogger().removeHandler(watch)
+
+
+def _fatal_provider_error(root: Path, exc: BaseException) -> str | None:
+    """One line for a provider error no retry can fix (a refused key, permission, model)
+    raised by graphrag's own query code, naming the model; None for any other error."""
+    from gtog._project import load_graphrag_config
+    from gtog._redact import Redactor
+    from gtog.llm._errors import ModelFatalError, as_fatal, fatal_in
+
+    found = fatal_in(exc)
+    if found is None:
+        return None
+    if isinstance(found, ModelFatalError):
+        return str(found)
+    config = load_graphrag_config(root)
+    models = {**config.completion_models, **config.embedding_models}
+    wanted = str(getattr(found, "model", "") or "")
+    model_id, model = next(
+        ((k, m) for k, m in models.items() if wanted.endswith(str(m.model))),
+        next(iter(config.completion_models.items())),
+    )
+    return Redactor(m.api_key for m in models.values())(str(as_fatal(found, model_id, model)))
 
 
 def _preflight(root: Path) -> None:

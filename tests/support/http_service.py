@@ -19,7 +19,8 @@ One endpoint per method, as a FastAPI backend on GraphRAG would have them:
 - `.../search/agent/stream`: a streaming agent, as the user's backend: server-sent events
   `status` (`step: routing|routed|searching|generating`, `method`), `content` (`delta`),
   `done` (`method_used`, `sources`, `router_reasoning`). It routes by keyword (`route_of`:
-  a question starting "Who" to `local`, any other to `basic`) and answers with the
+  a question starting "Who" to `local`, any other to `basic`; `routes` renames them) and
+  answers with the
   reference, but for the question ids in `wrong` ("I do not know"). A question holding
   `[error]` gets an `error` event (`message`), one holding `[cut]` a stream that stops
   before `done`. The plain `agent` reply names the same route (`method_used`).
@@ -78,15 +79,17 @@ class SearchService:
     _failures: dict[str, int] = field(default_factory=dict)
     wrong: frozenset[str] = frozenset()
     """Question ids the streaming agent answers wrongly."""
+    routes: tuple[str, str] = ("local", "basic")
+    """The agent's two routes: for a question starting "Who", and for any other."""
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    @staticmethod
-    def route_of(question: str) -> str:
-        """The agent's keyword router: `local` for a "Who" question, else `basic`."""
-        return "local" if question.strip().lower().startswith("who") else "basic"
+    def route_of(self, question: str) -> str:
+        """The agent's keyword router: the first route (`local`) for a "Who" question,
+        else the second (`basic`)."""
+        return self.routes[0 if question.strip().lower().startswith("who") else 1]
 
     async def _agent_stream(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()

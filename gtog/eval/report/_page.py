@@ -48,6 +48,7 @@ from gtog.eval.report._questions import (
 )
 from gtog.eval.report._readers import as_dict, as_int, as_interval, as_num, as_str
 from gtog.eval.report._repeats import panel_section, repeats_section
+from gtog.eval.report._routing import routing_section
 from gtog.eval.report._versus import head_to_head
 from gtog.eval.results._spend import cost_line
 from gtog.eval.results._verdict import scale_of, to_unit, verdict
@@ -424,5 +425,14 @@ def page_data(
         assertions=assertion_stats(summary, methods),
         noise=noise_view(summary),
         verdict=verdict(summary, metrics),
+        routing=routing_section(summary),
+        calibration={
+            str(metric): {str(m): b for m, b in blocks.items() if isinstance(b, dict)}
+            for metric, blocks in as_dict(summary.get("calibration")).items()
+            if isinstance(blocks, dict)
+        },
+        calibration_comparisons=[
+            c for c in summary.get("calibration_comparisons") or [] if isinstance(c, dict)
+        ],
         scales=scales,
     )

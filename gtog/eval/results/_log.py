@@ -178,6 +178,7 @@ def _record_from_entry(
         error_kind=entry.get("error_kind"),
         finish_reason=entry.get("finish_reason"),
         route=entry.get("route"),
+        linked_entities=entry.get("linked_entities"),
         context_text=entry.get("context_text"),
         sources=entry.get("sources"),
         judgements=judgements,

@@ -159,6 +159,9 @@ class MethodRecord(BaseModel):
     route: str | None = None
     """The method a router chose for this answer (an HTTP method's `route` path, an
     answers file's `route` field); None when the method is no router or did not say."""
+    linked_entities: int | None = None
+    """How many of the index's entities the question names (a feature known before
+    answering, for the routing analysis's learned rule); None when not counted."""
     context_text: str | None = None
     sources: list[dict[str, str]] | None = None
     """Text units the answer's context used (`id`, `text`); None when none were recorded."""
@@ -180,8 +183,9 @@ class MethodRecord(BaseModel):
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = _without_first_epoch(handler(self), ("epoch",))
-        if data.get("route", 0) is None:  # no router: the record as it always was
-            del data["route"]
+        for name in ("route", "linked_entities"):  # not known: the record as it always was
+            if data.get(name, 0) is None:
+                del data[name]
         return data
 
     @property

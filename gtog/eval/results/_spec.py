@@ -125,6 +125,8 @@ class AnalysisSpec(BaseModel):
     evidence_threshold: float = 0.5
     cluster_by: str | None = "index_key"
     """`statistics.cluster_by`: `index_key`, a dataset field, or None (no clustering)."""
+    routers: list[str] = Field(default_factory=list)
+    """`routing.routers`: methods the routing analysis takes as routers."""
 
 
 class ShardSpec(BaseModel):

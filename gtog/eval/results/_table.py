@@ -20,6 +20,8 @@ from gtog.eval.results._noise import clusters_line, omnibus_lines, power_line
 from gtog.eval.results._repeat_tables import panel_parts, repeat_parts
 from gtog.eval.results._verdict import ALPHA, common_counts, plural, verdict
 from gtog.eval.results._why import why_table
+from gtog.eval.terminal._calibration import calibration_parts
+from gtog.eval.terminal._routing import routing_line
 
 __all__ = [
     "ALPHA",
@@ -334,6 +336,10 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
     why = why_table(summary)
     if why is not None:
         parts.append(why)
+    routed = routing_line(summary)
+    if routed is not None:
+        parts.append(Text(routed))
+    parts += calibration_parts(summary)
     found = verdict(summary, metrics)
     if found is not None:
         parts.append(Text(found, style="bold"))

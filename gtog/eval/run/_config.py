@@ -64,6 +64,11 @@ class DatasetConfig(_Strict):
     """Index key -> QA file, for files whose key their folder or name does not give."""
     group_by: list[str] = Field(default_factory=list)
     """Item fields to report results by (question type, hops, ...): `by_group` in the summary."""
+    index_field: str | None = None
+    """The item field naming the index a question is about (GraphRAG-Bench: `source`, the
+    corpus); default `imdb_key` / `index_key`."""
+    index_map: dict[str, str] = Field(default_factory=dict)
+    """That field's values -> index keys, where they are not the keys themselves."""
 
     @model_validator(mode="after")
     def _somewhere(self) -> DatasetConfig:
@@ -297,6 +302,22 @@ class StatisticsConfig(_Strict):
         return value
 
 
+class RoutingConfig(_Strict):
+    """The routing analysis (the summary's `routing`)."""
+
+    routers: list[str] = Field(default_factory=list)
+    """Methods that route each question to another method (a user's agent): compared with
+    the oracle and the best single method, never one of the methods they are made from.
+    A method whose answers name a `route` is a router without being listed."""
+
+    @field_validator("routers")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            check_name(name)
+        return value
+
+
 class EvalConfig(_Strict):
     """The whole evaluation config."""
 
@@ -353,6 +374,8 @@ class EvalConfig(_Strict):
     """Spending limits per run and per question-method pair."""
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
     """How questions are clustered for intervals and tests (by index key by default)."""
+    routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    """Which methods are routers (`routers`), for the summary's `routing`."""
     truncated_answers: Literal["error", "score"] = "error"
     """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
     record and the summary still mark it `truncated`)."""

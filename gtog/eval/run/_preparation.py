@@ -244,6 +244,8 @@ def prepare(options: EvalOptions) -> EvalRun:
         files={k: under_root(f) for k, f in config.dataset.files.items()},
         exclude=[output_dir],
         group_by=fields_kept(config),
+        index_field=config.dataset.index_field,
+        index_map=config.dataset.index_map,
     )
     all_items = dataset.items
     if "metrics" not in config.model_fields_set and dataset.has_evidence:

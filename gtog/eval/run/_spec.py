@@ -93,6 +93,7 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             cluster_by=None
             if config.statistics.cluster_by == "none"
             else config.statistics.cluster_by,
+            routers=list(config.routing.routers),
         ),
         judge=JudgeSpec(
             models={k: judge_name(k, j) for k, j in judges.items()},

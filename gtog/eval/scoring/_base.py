@@ -97,8 +97,9 @@ class Judgement(BaseModel):
         return cls(error=why, **usage)
 
 
-ITEM_FIELDS = frozenset({"evidence"})
-"""Optional fields of a question: a scorer that needs one skips questions without it."""
+ITEM_FIELDS = frozenset({"evidence", "reference"})
+"""Optional fields of a question: a scorer that needs one skips questions without it (gold
+evidence; a reference answer, which an assertions-only question, BenchmarkQED's, lacks)."""
 
 
 @runtime_checkable

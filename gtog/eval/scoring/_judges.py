@@ -396,7 +396,7 @@ class LLMJudge(ScorerBase):
             return Judgement.unscored("no judge model configured")
         values = {
             "question": item.question,
-            "ground_truth": item.reference,
+            "ground_truth": item.judged_reference,  # every gold answer, as alternatives
             "predicted": answer,
             "answer": answer,
             "context": context,
@@ -427,7 +427,7 @@ class LLMJudge(ScorerBase):
         if setup.prompts is None:
             return []
         fields = FIELDS[self.name]
-        texts = {"question": item.question, "ground_truth": item.reference}
+        texts = {"question": item.question, "ground_truth": item.judged_reference}
         reads_answer = "answer" in fields or "predicted" in fields
         variable = (answer if reads_answer else 0) + (context if "context" in fields else 0)
         models = list(setup.panel.values()) or ([setup.model] if setup.model else [])

@@ -32,6 +32,7 @@ from urllib.parse import quote
 
 from jinja2 import ChoiceLoader, PackageLoader
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -44,8 +45,10 @@ from gtog._redact import Redactor
 from gtog.eval.report._html import ENVIRONMENT, _charts
 from gtog.eval.report._page import _baseline
 from gtog.eval.results._diff import diff_runs
+from gtog.eval.results._labels import answer_hash
 from gtog.eval.results._log import read_log
 from gtog.eval.view._catalog import RunRef, find_runs
+from gtog.eval.view._labelling import LabelRefused, label_page, post_label
 from gtog.eval.view._rows import PAGE_ROWS, Filters, filter_rows, rows_of
 from gtog.eval.view._runs import Loaded, RunStore
 
@@ -233,6 +236,27 @@ class _Viewer:
             q_href=lambda qid: f"/question/{quote(b)}?id={quote(str(qid))}",
         )
 
+    def label(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        ref = self.run(name)
+        try:
+            page = label_page(ref, request)
+        except InputError as exc:
+            raise _NotFound(str(exc)) from None
+        return self.page("label.html", name=name, p=page, hash_of=answer_hash)
+
+    async def post_label(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        body = await request.body()
+        ref = self.run(name)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        host = request.headers.get("host", "")
+        try:  # reads and appends a file: off the event loop
+            line = await run_in_threadpool(post_label, ref, headers, host, body)
+        except LabelRefused as exc:
+            return JSONResponse({"ok": False, "error": str(exc)}, exc.status, headers=_HEADERS)
+        return JSONResponse({"ok": True, "label": line.as_json()}, headers=_HEADERS)
+
     def asset(self, request: Request) -> Response:
         name = request.path_params["asset"]
         if name not in _ASSETS:
@@ -296,6 +320,8 @@ def make_app(config: ViewConfig) -> Starlette:
             Route("/progress/{name:path}", viewer.progress),
             Route("/question/{name:path}", viewer.question),
             Route("/run/{name:path}", viewer.run_page),
+            Route("/label/{name:path}", viewer.label),
+            Route("/labels/{name:path}", viewer.post_label, methods=["POST"]),
         ],
         middleware=[
             Middleware(TrustedHostMiddleware, allowed_hosts=hosts),

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gtog.eval.results._labels import LABELS_NAME
 from gtog.eval.results._spec import CHECKPOINT_NAME, DETAILED_NAME, SUMMARY_NAME
 from gtog.eval.run._lock import LOCK_NAME
 
@@ -72,7 +73,7 @@ def _labels(roots: list[Path]) -> list[str]:
 def signature(path: Path) -> tuple[tuple[str, int, int], ...]:
     """What changes when a run's files change: (name, size, mtime) of each result file."""
     out = []
-    for name in (CHECKPOINT_NAME, DETAILED_NAME, SUMMARY_NAME, "spend.json"):
+    for name in (CHECKPOINT_NAME, DETAILED_NAME, SUMMARY_NAME, "spend.json", LABELS_NAME):
         try:
             st = (path / name).stat()
         except OSError:

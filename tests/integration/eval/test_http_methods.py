@@ -229,6 +229,6 @@ def test_gtog_query_masks_a_key_a_model_server_echoes(
     assert "answered 401: the key was refused" in result.stderr, result.stderr
     assert TEST_API_KEY not in result.stdout + result.stderr
     assert "Traceback" not in result.stderr  # LiteLLM's tracebacks: in the project's log
-    log = example_indexes["lighthouse"] / "logs" / "query.log"
+    log = example_indexes["lighthouse"] / "logs" / "gtog-query.log"
     assert "AuthenticationError" in log.read_text()
     assert TEST_API_KEY not in log.read_text()

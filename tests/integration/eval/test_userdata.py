@@ -139,3 +139,37 @@ def test_graphrag2_project_without_a_key_gets_one_line(
     assert f"{old / 'settings.yaml'}: " in message and "api_key" in message
     assert "judge.model" not in message
     assert not (root / "eval" / "results").exists()
+
+
+def test_a_graphrag_bench_file_with_gold_answer_lists_runs_as_it_lies(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """GraphRAG-Bench's shape (issue 44 item 13): `source` names the corpus, mapped to an
+    index key; a list of gold answers, the best match scored."""
+    root = tmp_path / "bench"
+    root.mkdir()
+    item = {
+        "id": "Novel-73586",
+        "source": "Novel-30752",
+        "question": "Who keeps the lighthouse on Varn Island?",
+        "answer": ["the keeper of Varn light", "Maren Holt"],
+        "question_type": "Fact Retrieval",
+        "evidence": ["Maren Holt kept the light on Varn Island."],
+        "evidence_relations": "",
+    }
+    (root / "Novel.json").write_text(json.dumps([item]))
+    (root / "eval_config.yaml").write_text(
+        f"dataset:\n  path: Novel.json\n  index_field: source\n"
+        f"  index_map: {{Novel-30752: lighthouse}}\n  group_by: [question_type]\n"
+        f"indexes:\n  lighthouse: {example_indexes['lighthouse']}\n"
+        "methods: [basic]\nmetrics: [token_recall, exact_match, f1]\noutput:\n  dir: results\n"
+    )
+    result = gtog("eval", "--root", str(root), "-q")
+    assert result.returncode == 0, result.stderr
+    detailed = json.loads((root / "results" / "eval_results_detailed.json").read_text())
+    (q,) = detailed["results"]
+    assert (q["question_id"], q["imdb_key"]) == ("Novel-73586", "lighthouse")
+    assert q["ground_truth"] == "the keeper of Varn light | Maren Holt"
+    answer = q["methods"]["basic"]
+    assert "Maren Holt" in answer["response"]
+    assert answer["scores"]["token_recall"] == 1.0  # the second gold answer, all there

@@ -14,6 +14,53 @@
     form.addEventListener('submit', function (e) { e.preventDefault(); go(); });
   }
   var every = parseInt(document.body.getAttribute('data-poll'), 10) || 2000;
+  var labelled = document.getElementById('labelitem') || document.getElementById('labeldone');
+  if (labelled) {  // label mode: r right, w wrong, s skip, u undo; each is one posted line
+    var form = document.getElementById('labelset');
+    var item = document.getElementById('labelitem');
+    var busy = false;
+    var send = function (key) {
+      if (busy) { return; }
+      var body = {
+        metric: form.elements.metric.value,
+        labeller: form.elements.labeller.value
+      };
+      if (key === 'u') {
+        body.undo = true;
+      } else if (item) {
+        body.question_id = item.getAttribute('data-qid');
+        body.method = item.getAttribute('data-method');
+        body.epoch = parseInt(item.getAttribute('data-epoch'), 10);
+        body.answer_hash = item.getAttribute('data-hash');
+        body.label = key === 'r' ? 1 : key === 'w' ? 0 : 'skip';
+      } else {
+        return;
+      }
+      busy = true;
+      fetch('/labels/' + location.pathname.slice('/label/'.length), {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { 'Content-Type': 'application/json', 'X-Gtog-Label': '1' },
+        body: JSON.stringify(body)
+      })
+        .then(function (r) { return r.json().then(function (j) { return [r.ok, j]; }); })
+        .then(function (res) {
+          busy = false;
+          if (res[0]) { location.reload(); return; }
+          var err = document.getElementById('labelerror');
+          if (err) { err.textContent = res[1].error || 'not saved'; }
+        })
+        .catch(function () { busy = false; });
+    };
+    document.addEventListener('keydown', function (e) {
+      if (e.target && /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName)) { return; }
+      if (e.ctrlKey || e.metaKey || e.altKey) { return; }
+      if (['r', 'w', 's', 'u'].indexOf(e.key) >= 0) { e.preventDefault(); send(e.key); }
+    });
+    Array.prototype.forEach.call(document.querySelectorAll('button[data-key]'), function (b) {
+      b.addEventListener('click', function () { send(b.getAttribute('data-key')); });
+    });
+  }
   var list = document.getElementById('runlist');
   if (list) {  // the run list: redrawn when a run appears, goes on or ends
     var listTick = function () {
