@@ -451,12 +451,16 @@ def _fatal_provider_error(root: Path, exc: BaseException) -> str | None:
 
 
 def _preflight(root: Path) -> None:
-    """One line naming the model whose server cannot be reached, instead of a traceback."""
+    """One line naming the model whose server cannot be reached (or the blob container that
+    is not there), instead of a traceback."""
     from gtog._project import load_graphrag_config, settings_file
+    from gtog.compat._remote import check_remote_output
     from gtog.search._preflight import check_reachable, endpoints_of
 
     settings = settings_file(root) or root
-    check_reachable(endpoints_of(load_graphrag_config(root), settings))
+    config = load_graphrag_config(root)
+    check_reachable(endpoints_of(config, settings))
+    check_remote_output(config, root)  # before graphrag's storage would create a container
 
 
 def _graphrag_query(method: str, query: str, **kw: Any) -> None:

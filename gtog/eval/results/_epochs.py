@@ -30,9 +30,9 @@ def _by_question(records: Iterable[MethodRecord]) -> dict[tuple[str, str, str], 
 
 
 def _reduced_judgement(records: list[MethodRecord], metric: str, strict: bool) -> Judgement | None:
-    """The mean of the epochs' scores of `metric` (strict: a failed search scores 0); an
-    unscored judgement (the first error) when no epoch has a score; None when no epoch
-    was judged on it."""
+    """The mean of the epochs' scores of `metric` (strict: a failed search or an unscored
+    judge call scores 0); an unscored judgement (the first error) when no epoch has a
+    score; None when no epoch was judged on it."""
     scores: list[float] = []
     first_error = None
     judged = False
@@ -47,6 +47,8 @@ def _reduced_judgement(records: list[MethodRecord], metric: str, strict: bool) -
         judged = True
         if j.score is not None:
             scores.append(float(j.score))
+        elif strict:
+            scores.append(0.0)
         elif first_error is None:
             first_error = j.error
     if scores:
