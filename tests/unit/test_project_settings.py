@@ -208,3 +208,24 @@ def test_a_3x_file_is_read_as_it_is(tmp_path: Path) -> None:
     result = _migrate(tmp_path)
     assert result.exit_code == 0 and "nothing to migrate" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.yaml"]
+
+
+def test_paths_written_on_windows_work_in_a_3x_file_too(tmp_path: Path) -> None:
+    from gtog.tog._settings import load_tog_settings
+    from gtog.tog._templates import load_prompts
+    from tests.support.projects import SETTINGS
+
+    text = SETTINGS.format(api_base=API, dims=8).replace(
+        "db_uri: output/lancedb", "db_uri: output\\lancedb"
+    )
+    text = text.replace('base_dir: "output"', "base_dir: output\\\\run1")
+    text += "tog_search:\n  prompts:\n    answer: prompts\\tog_answer.txt\n"
+    assert "output\\lancedb" in text and "output\\\\run1" in text
+    (tmp_path / "settings.yaml").write_text(text)
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "tog_answer.txt").write_text("ANSWER $question")
+    config = load_graphrag_config(tmp_path)
+    assert Path(config.vector_store.db_uri) == (tmp_path / "output" / "lancedb").resolve()
+    assert config.output_storage.base_dir == str((tmp_path / "output" / "run1").resolve())
+    prompts = load_prompts(load_tog_settings(tmp_path), tmp_path)
+    assert prompts.answer == "ANSWER $question"
