@@ -114,6 +114,11 @@ def test_azure_and_gemini_2x_projects_evaluate_on_their_own_wire(
     project = graphrag2_project(example_indexes["lighthouse"], tmp_path / "p", text, base)
     before = folder_digest(project)
     root = _user_root(tmp_path, {"tt0097576": project})
+    estimate = gtog("eval", "--root", str(root), "--estimate", "-q")  # bounds, no model call
+    assert estimate.returncode == 0, estimate.stderr
+    assert llm_server.log == []
+    bounds = json.loads((root / "eval" / "results" / "estimate.json").read_text())
+    assert set(bounds["methods"]) == set(METHODS)
     result = gtog("eval", "--root", str(root), "--no-cache", "-q")
     assert result.returncode == 0, result.stderr
     detailed = json.loads((root / "eval" / "results" / "eval_results_detailed.json").read_text())
