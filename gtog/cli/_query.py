@@ -419,7 +419,8 @@ def _query_logs(root: Path) -> Iterator[list[BaseException]]:
     if folder is not None and not folder.is_absolute():
         folder = root / folder
     watch = _FatalLogged()
-    with capture_logs(folder / QUERY_LOG if folder else None, Redactor(m.api_key for m in models)):
+    keys = [*(m.api_key for m in models), *environment_secrets(os.environ)]
+    with capture_logs(folder / QUERY_LOG if folder else None, Redactor(keys)):
         logging.getLogger().handlers.insert(0, watch)  # before the masking file handler
         try:
             yield watch.errors
