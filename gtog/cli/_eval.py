@@ -88,17 +88,21 @@ def _print_cost(summary: dict) -> None:
 
 def _gate(summary: dict, gates: list) -> int:
     """1 (and one line per failure) when a `--fail-under` gate is not met, else 0."""
-    from gtog.eval.results._gate import check_gates
+    from gtog.eval.results._gate import check_gates, gates_passed
 
     failures = check_gates(summary, gates)
     for line in failures:
         err.print(f"--fail-under: {line}", highlight=False, markup=False, style="red")
+    if not failures:
+        err.print(f"--fail-under: {gates_passed(summary, gates)}", highlight=False, markup=False)
     return 1 if failures else 0
 
 
 def _check_gates(run: EvalRun, gates: list) -> None:
-    """A gate naming a metric or method the run does not have is bad input."""
+    """A gate naming a metric or method the run does not have, or a threshold outside its
+    metric's scale, is bad input."""
     from gtog._errors import InputError
+    from gtog.eval.results._gate import check_scale
 
     for g in gates:
         if g.metric not in run.spec.judge.metrics:
@@ -108,6 +112,7 @@ def _check_gates(run: EvalRun, gates: list) -> None:
             )
         if g.method is not None and g.method not in run.methods:
             raise InputError(f"--fail-under {g.method}: not a method of this run")
+        check_scale(g, scales=run.spec.judge.scales)
 
 
 def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
@@ -296,9 +301,9 @@ def eval_command(
         typer.Option(
             "--fail-under",
             metavar="[METHOD:]METRIC=VALUE",
-            help="Exit 1 when a method's strict mean (a failed search counts as wrong) is "
-            "below this, e.g. correctness=0.7 (every method) or tog:correctness=0.7; "
-            "repeatable. For CI.",
+            help="Exit 1 when a method's strict mean (a failed search or an unscored judge "
+            "call counts as wrong) is below this, e.g. correctness=0.7 (every method) or "
+            "tog:correctness=0.7; repeatable. For CI.",
         ),
     ] = None,
     plan: Annotated[
@@ -425,9 +430,10 @@ def eval_command(
             return
         if run.mode == "complete":
             from gtog.eval.results._spec import SUMMARY_NAME
-            from gtog.eval.run._outputs import write_results
 
             if not (run.output_dir / SUMMARY_NAME).is_file():
+                from gtog.eval.run._outputs import write_results  # (the report: Jinja2, SVG)
+
                 write_results(run)
             from gtog.eval.results._verdict import plural
 

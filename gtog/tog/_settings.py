@@ -12,6 +12,7 @@ from gtog._errors import InputError
 from gtog._project import SETTINGS_FILES
 
 __all__ = [
+    "EVIDENCE_LINES",
     "FORK_KEYS",
     "FORK_UNUSED",
     "SETTINGS_FILES",
@@ -34,6 +35,15 @@ class ToGPromptFiles(BaseModel):
     edge_pruning: str | None = None
     reasoning: str | None = None
     answer: str | None = None
+
+
+EVIDENCE_LINES = (
+    "\nAfter the answer, write a line `Evidence:` and under it each relation of the evidence "
+    "paths the answer relies on, one per line, as `ENTITY A --[relation]--> ENTITY B`, with "
+    "the entity names exactly as the evidence writes them."
+)
+"""What `tog_search.evidence_lines: true` adds to ToG's answer format (`response_type`);
+`path_validity` checks the lines against the graph."""
 
 
 class ToGSettings(BaseModel):
@@ -63,6 +73,9 @@ class ToGSettings(BaseModel):
     """Ask for JSON output in linking, pruning and reasoning calls."""
     response_type: str = "Single Paragraph"
     """Free-form description of the answer's format."""
+    evidence_lines: bool = False
+    """Ask the answer to end with the edges it relies on, one per line (`Evidence:`, then
+    `A --[relation]--> B`), for the `path_validity` metric to check against the graph."""
     completion_model_id: str | None = None
     """A completion model id of settings.yaml; None = the local_search model."""
     embedding_model_id: str | None = None
@@ -164,6 +177,8 @@ def spec_settings(settings: ToGSettings, prompts: dict[str, str]) -> dict[str, A
     from gtog._hashing import stable_hash
 
     drop = {"prompts", "pruning", "text_guided", "min_relevance", "text_unit_max_tokens"}
+    if not settings.evidence_lines:  # (absent from the spec of runs that do not ask)
+        drop.add("evidence_lines")
     if settings.llm_pruning:
         drop.add("prune_strategy")  # (the spec of a run before the key existed)
     if settings.graded:

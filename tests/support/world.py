@@ -287,6 +287,17 @@ def check_claims(request: ChatRequest) -> str:
     return json.dumps({"supported": said, "reason": f"{sum(said)} of {len(said)} in the context"})
 
 
+def judge_citation_support(request: ChatRequest) -> str:
+    """`citation_support`: 1 when every capitalised name of the sentence is in the record."""
+    p = request.last_user
+    record = _field(p, "Record", "Sentence").lower()
+    m = re.search(r"Sentence: (.*?)\n\nScore 1", p, re.S)
+    sentence = _CITATION.sub("", m.group(1) if m else "")
+    names = re.findall(r"\b[A-Z][a-z]{2,}\b", sentence)
+    ok = all(n.lower() in record for n in names)
+    return _verdict(int(ok), "the record says it" if ok else "not in the record")
+
+
 def judge_graded(request: ChatRequest) -> str:
     """The graded judges: 10 x the share of the ground truth's words in the answer."""
     p = request.last_user
@@ -311,6 +322,11 @@ def judge_rules() -> list[Rule]:
             "judge:claims-check",
             lambda r: "Judge whether the context supports each numbered claim" in r.prompt,
             check_claims,
+        ),
+        Rule(
+            "judge:citation-support",
+            lambda r: "Judge whether the record supports the sentence" in r.prompt,
+            judge_citation_support,
         ),
         Rule(
             "judge:graded",

@@ -80,11 +80,11 @@ def score_bars(
         label_y = y + len(methods) * row / 2 + 4
         marks.append(text(left - 8, label_y, short(metric, (left - 16) // 7), "end", "label"))
         scale = scales.get(metric)
-        if scale is not None:
-            shown = f"{scale[0]:g}-{scale[1]:g} as 0-1"
-            marks.append(text(left - 8, label_y - 13, shown, "end", "tick"))
+        shown = f"{scale[0]:g}-{scale[1]:g} as 0-1" if scale is not None else ""
         if common and metric in common:
-            marks.append(text(left - 8, label_y + 13, f"n = {common[metric]}", "end", "tick"))
+            shown = " · ".join(filter(None, (f"n = {common[metric]}", shown)))
+        if shown:
+            marks.append(text(left - 8, label_y + 13, shown, "end", "tick"))
         for method in methods:
             s = by_key.get((method, metric))
             mean = s.headline if s is not None else None

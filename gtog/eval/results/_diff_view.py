@@ -113,8 +113,10 @@ def diff_table(diff: dict[str, Any], label_a: str, label_b: str) -> RenderableTy
         Text("gtog eval diff: scores (B - A)", style="bold"),
         _scores(diff),
         Text(
-            f"Over the {q['common']} questions both runs answered ({q['a']} in A, {q['b']} in "
-            f"B, {q['changed']} with another question or reference text left out); paired "
+            f"Over the {q['common']} questions both runs have ({q['a']} in A, {q['b']} in "
+            f"B, {q['changed']} with another question or reference text left out), each "
+            f"entry over those both scored (n; failed searches: {q.get('a_search_errors', 0)} "
+            f"in A, {q.get('b_search_errors', 0)} in B, left out); paired "
             f"test: exact McNemar for 0/1 scores, sign-flip permutation otherwise; * a "
             f"significant drop (Holm p < {ALPHA:g}); ->wrong / ->right: questions that flipped "
             "(a fraction counts as right from 0.5).",

@@ -74,6 +74,8 @@ class JudgeSpec(BaseModel):
     """Hash of the `assertions` scorer's prompt and pass threshold (None: not scored)."""
     scales: dict[str, list[int]] | None = None
     """`judge.scales` (None: none given)."""
+    citations_max_checked: int | None = None
+    """`citations.max_checked` of a run scoring `citation_support` (None: it does not)."""
 
     def digest(self, index_key: str) -> str:
         """The hash a record judged under this spec carries (`MethodRecord.judged_with`)."""
@@ -84,6 +86,8 @@ class JudgeSpec(BaseModel):
             exclude.add("assertions")
         if not self.scales:  # (absent from the hash of runs that set none)
             exclude.add("scales")
+        if self.citations_max_checked is None:
+            exclude.add("citations_max_checked")
         data = self.model_dump(exclude=exclude)
         if self.embedding_models:  # (absent from the hash of runs that embed nothing)
             data["embedding_model"] = self.embedding_models.get(index_key)

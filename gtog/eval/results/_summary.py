@@ -50,21 +50,25 @@ Labels = dict[QKey, Hashable] | None
 """Each question's cluster (`inference.Clusters.labels`), or None without clustering."""
 
 
-def _score_of(record: MethodRecord, metric: str, strict: bool) -> float | None:
-    """The record's score; with `strict`, a failed search counts as 0."""
+def _score_of(record: MethodRecord, metric: str, strict: bool, low: float = 0.0) -> float | None:
+    """The record's score; with `strict`, a failed search and an unscored judge call (a
+    judgement without a score: the judge failed, its reply was unusable) count as wrong:
+    `low`, the bottom of the metric's scale (0)."""
     if record.error is not None:
-        return 0.0 if strict else None
+        return low if strict else None
     j = record.judgements.get(metric)
-    return float(j.score) if j is not None and j.score is not None else None
+    if j is not None and j.score is not None:
+        return float(j.score)
+    return low if strict and j is not None else None
 
 
 def _scores(
-    records: Iterable[MethodRecord], metric: str, *, strict: bool = False
+    records: Iterable[MethodRecord], metric: str, *, strict: bool = False, low: float = 0.0
 ) -> dict[str, dict[QKey, float]]:
     """method -> question -> score, for the questions with a score."""
     out: dict[str, dict[QKey, float]] = {}
     for r in records:
-        value = _score_of(r, metric, strict)
+        value = _score_of(r, metric, strict, low)
         if value is not None:
             out.setdefault(r.method, {})[(r.index_key, r.qid)] = value
     return out
@@ -160,16 +164,33 @@ def common_means(
     """Per method, means over the questions every method has a score for (per metric)."""
     out: dict[str, dict[str, Any]] = {m: {} for m in methods}
     per_method: dict[str, dict[str, list[tuple[QKey, float]]]] = {m: {} for m in methods}
+    graded = metric_scales(records)
     for metric in metrics:
-        table = _scores(records, metric, strict=strict)
+        low = graded.get(metric, (0.0, 1.0))[0]
+        table = _scores(records, metric, strict=strict, low=low)
         common = common_questions(table, methods)
         for m in methods:
             per_method[m][metric] = [(q, table[m][q]) for q in common]
             out[m][metric] = _mean([table[m][q] for q in common])
-    graded = metric_scales(records)
     for m in methods:
         out[m]["scored"] = {metric: len(per_method[m][metric]) for metric in metrics}
         out[m].update(_intervals(per_method[m], labels, graded))
+    if strict:  # how many of the strict mean's zeros are failures, per method and metric
+        for m in methods:
+            mine = {(r.index_key, r.qid): r for r in records if r.method == m}
+            out[m]["failed"] = {}
+            for metric in metrics:
+                rs = [mine[q] for q, _ in per_method[m][metric] if q in mine]
+                out[m]["failed"][metric] = {
+                    "search_errors": sum(1 for r in rs if r.error is not None),
+                    "judge_errors": sum(
+                        1
+                        for r in rs
+                        if r.error is None
+                        and (j := r.judgements.get(metric)) is not None
+                        and j.score is None
+                    ),
+                }
     return out
 
 
@@ -344,7 +365,8 @@ QUESTION_SETS = {
         "mean over the questions every method answered and the judge scored (compare these)"
     ),
     "by_method.<m>.strict": (
-        "as same_questions, but a failed search counts as a wrong answer (score 0)"
+        "as same_questions, but a failed search or an unscored judge call counts as a wrong "
+        "answer (score 0; `failed` counts them)"
     ),
     "comparisons": "each pair over the questions both methods have a score for",
     "by_method.<m>.answered": (

@@ -286,6 +286,14 @@ class CacheConfig(_Strict):
     """The cache folder (relative to --root); None: `<output.dir>/cache`, shared by shards."""
 
 
+class CitationsConfig(_Strict):
+    """The citation metrics (`citations`, `citation_support`)."""
+
+    max_checked: int = Field(default=8, ge=1, le=100)
+    """`citation_support`: (sentence, cited record) pairs judged per answer at most,
+    evenly spread over the answer's citations."""
+
+
 class StatisticsConfig(_Strict):
     """How the summary's intervals and tests treat questions that belong together."""
 
@@ -373,6 +381,8 @@ class EvalConfig(_Strict):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     """Spending limits per run and per question-method pair."""
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
+    citations: CitationsConfig = Field(default_factory=CitationsConfig)
+    """`citation_support`'s `max_checked` (8)."""
     """How questions are clustered for intervals and tests (by index key by default)."""
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     """Which methods are routers (`routers`), for the summary's `routing`."""

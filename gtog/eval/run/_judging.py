@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gtog._errors import InputError
 from gtog.eval.run._config import EvalConfig
@@ -216,9 +216,10 @@ def scoring_setup(
     embedder: EmbeddingModel | None = None,
     panel: dict[str, ChatModel] | None = None,
     assertions: str | None = None,
+    project: Any = None,
 ) -> ScoringSetup:
     """What the run's scorers use on one index (`panel`: a judge panel's models;
-    `assertions`: the assertion prompt)."""
+    `assertions`: the assertion prompt; `project`: the index, for the path metrics)."""
     jc = config.judge
     return ScoringSetup(
         model=model,
@@ -233,4 +234,6 @@ def scoring_setup(
         assertion_prompt=assertions,
         pass_threshold=jc.assertion_threshold,
         scales=dict(jc.scales),
+        project=project,
+        citations_max_checked=config.citations.max_checked,
     )

@@ -334,7 +334,9 @@ def prepare(options: EvalOptions) -> EvalRun:
         scorers={
             k: build_scorers(
                 list(config.metrics),
-                scoring_setup(config, j, prompts, embedders[k], panels[k], claims_prompt),
+                scoring_setup(
+                    config, j, prompts, embedders[k], panels[k], claims_prompt, projects[k]
+                ),
             )
             for k, j in judges.items()
         },

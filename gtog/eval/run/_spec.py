@@ -112,5 +112,8 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             metrics=[] if options.skip_judges else list(config.metrics),
             skipped=options.skip_judges,
             scales={m: list(s) for m, s in jc.scales.items()} or None,
+            citations_max_checked=config.citations.max_checked
+            if "citation_support" in config.metrics
+            else None,
         ),
     )

@@ -39,6 +39,7 @@ __all__ = [
     "Winner",
     "is_binary_metric",
     "is_metered",
+    "metric_scale",
     "register_scorer",
     "uses_llm",
 ]
@@ -152,6 +153,11 @@ class ScoringSetup:
     """The `assertions` scorer's prompt template (None: the built-in one)."""
     pass_threshold: float = 0.5
     """An assertion passes when more than this share of its trials find it supported."""
+    citations_max_checked: int = 8
+    """`citations.max_checked`: (sentence, record) pairs `citation_support` judges at most."""
+    project: Any = None
+    """The index (`gtog._project.Project`) the answers come from: `path_validity` and
+    `evidence_on_path` read its graph (None: not given; those metrics are unscored)."""
     scales: dict[str, tuple[int, int]] = field(default_factory=dict)
     """`judge.scales`: metric -> (low, high) of a graded judge (its prompt asks for an
     integer in it)."""
@@ -224,6 +230,17 @@ def is_binary_metric(metric: str) -> bool:
     """Whether `metric` gives 0/1 scores (an unknown metric, from an older log: yes)."""
     factory = SCORERS.get(metric)
     return True if factory is None else bool(factory.binary)
+
+
+def metric_scale(metric: str, scales: dict[str, Any] | None = None) -> tuple[float, float]:
+    """The lowest and highest score of `metric`: a run's `judge.scales` entry (`scales`,
+    a graded judge), else its scorer's `scale` (an unknown metric: 0 to 1)."""
+    given = (scales or {}).get(metric)
+    if given:
+        return float(given[0]), float(given[1])
+    factory = SCORERS.get(metric)
+    lo, hi = factory.scale if factory is not None else (0.0, 1.0)
+    return float(lo), float(hi)
 
 
 def is_metered(metric: str) -> bool:

@@ -40,6 +40,7 @@ __all__ = [
     "check_citations",
     "cited",
     "context_records",
+    "record_texts",
     "sentences",
 ]
 
@@ -72,9 +73,12 @@ _BRACKET_RE = re.compile(
     re.I,
 )
 _HEADING_RE = re.compile(r"^-{3,}\s*([A-Za-z_ ]+?)\s*-{3,}\s*$", re.M)
+_PATHS_RE = re.compile(r"^-{3,}\s*Paths\s*-{3,}\s*$", re.M | re.I)
 _ID_RE = re.compile(r"^[\w.:-]{1,64}$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _LETTER = re.compile(r"[^\W\d_]")
+_NOT_PROSE = re.compile(r"--\[[^\]]*\]-->|\s->\s.*\s->\s|^[^.!?]{1,40}:$")
+"""A stated path line (`A --[r]--> B`, `A -> r -> B`) or a label (`Evidence:`): no sentence."""
 
 
 @dataclass(frozen=True)
@@ -129,36 +133,66 @@ def _row_ids(block: str) -> set[str]:
     return ids
 
 
+def _rows(block: str) -> dict[str, str]:
+    """id -> the row's text, of a `|`-separated table (first column the id)."""
+    lines = block.strip("\n").split("\n")
+    if not lines or "|" not in lines[0]:
+        return {}
+    out: dict[str, str] = {}
+    for line in lines[1:]:
+        first, _, rest = line.partition("|")
+        if rest and _ID_RE.match(first.strip()):
+            out.setdefault(first.strip(), rest.strip())
+    return out
+
+
+def _sections(context: str) -> list[tuple[str, str]]:
+    """(table, block) of each context table: headed ones, and basic search's unheaded."""
+    out = []
+    heads = list(_HEADING_RE.finditer(context))
+    lead = context[: heads[0].start()] if heads else context
+    first = lead.lstrip("\n").split("\n", 1)[0]
+    if first.split("|", 1)[0].strip().lower() == "id" and "|" in first:
+        out.append(("Sources", lead.lstrip("\n")))
+    for i, head in enumerate(heads):
+        table = TABLES.get(head.group(1).strip().lower())
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(context)
+        if table is not None:
+            out.append((table, context[head.end() : end]))
+    return out
+
+
+def record_texts(context: str) -> dict[tuple[str, str], str]:
+    """(table, id) -> the record's row text (its fields after the id), as in the context."""
+    out: dict[tuple[str, str], str] = {}
+    for table, block in _sections(context):
+        for rid, text in _rows(block).items():
+            out.setdefault((table, rid), text)
+    return out
+
+
 def context_records(context: str) -> dict[str, set[str]]:
     """Table -> the ids of its records in a graphrag context text (empty: no tables).
 
     Headed tables (`-----Entities-----`, `-----Reports-----`, ...; global search's batches
     repeat `Reports`) and basic search's unheaded one (`Sources`) are read."""
     out: dict[str, set[str]] = {}
-    heads = list(_HEADING_RE.finditer(context))
-    lead = context[: heads[0].start()] if heads else context
-    first = lead.lstrip("\n").split("\n", 1)[0]
-    if first.split("|", 1)[0].strip().lower() == "id" and "|" in first:
-        out.setdefault("Sources", set()).update(_row_ids(lead.lstrip("\n")))
-    for i, head in enumerate(heads):
-        table = TABLES.get(head.group(1).strip().lower())
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(context)
-        if table is not None:
-            out.setdefault(table, set()).update(_row_ids(context[head.end() : end]))
+    for table, block in _sections(context):
+        out.setdefault(table, set()).update(_row_ids(block))
     return {t: ids for t, ids in out.items() if ids}
 
 
 def sentences(answer: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of `answer`: split after `.`/`!`/`?` and at line
-    ends, headings (`#`) and pieces without a letter left out; a piece that is only
-    citations joins the sentence before it."""
+    ends, headings (`#`), labels (`Evidence:`), stated path lines and pieces without a
+    letter left out; a piece that is only citations joins the sentence before it."""
     spans: list[tuple[int, int]] = []
     pos = 0
     for sep in [*_SENTENCE_END.finditer(answer), None]:
         end = sep.start() if sep is not None else len(answer)
         piece = answer[pos:end]
         text = piece.strip()
-        if text and not text.startswith("#"):
+        if text and not text.startswith("#") and not _NOT_PROSE.search(text):
             bare = _BRACKET_RE.sub("", text)
             if not _LETTER.search(bare.strip(" .!?*-")):
                 if spans and _BRACKET_RE.search(text):
@@ -216,6 +250,7 @@ def check_citations(answer: str, context: str) -> CitationCheck:
     return CitationCheck(cited(answer), context_records(context), sentences(answer))
 
 
+TOG_DOES_NOT_CITE = "ToG answers from its paths and does not cite records by design"
 NO_RECORDS = (
     "the method placed no context records with ids (ToG, answers files and HTTP methods "
     "without context tables do not cite by design)"
@@ -232,6 +267,8 @@ class _CitationScorer(ScorerBase):
             return Judgement.unscored(
                 "no saved context to resolve citations in (output.save_intermediate was off)"
             )
+        if _PATHS_RE.search(context):  # gtog's ToG: its evidence has tables, it cites none
+            return Judgement.unscored(TOG_DOES_NOT_CITE)
         check = check_citations(answer, context)
         if not check.records:
             return Judgement.unscored(NO_RECORDS)

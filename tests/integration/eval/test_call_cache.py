@@ -159,7 +159,13 @@ def test_retry_errors_re_asks_an_unreadable_verdict_with_the_cache_on(
         extra="metrics: [correctness]\n",
     )
     args = ("eval", "--root", str(root), "-k", "lighthouse", "--limit", "1", "-q")
-    assert gtog(*args).returncode == 0
+    gate = ("--fail-under", "correctness=0.9")
+    first = gtog(*args, *gate)  # the CI gate does not pass on the judge's failure (item 2)
+    assert first.returncode == 1, first.stderr
+    assert (
+        "basic correctness: 0.000 < 0.9 (strict mean, n 1; counted as wrong: 0 failed "
+        "searches, 1 unscored judge calls)" in " ".join(first.stderr.split())
+    )
     detailed, _ = load_results(root)
     [entry] = detailed["results"][0]["methods"].values()
     assert "unparseable judge reply" in entry["judge_errors"]["correctness"]
@@ -167,8 +173,9 @@ def test_retry_errors_re_asks_an_unreadable_verdict_with_the_cache_on(
 
     mute["on"] = False
     llm_server.clear_log()
-    retried = gtog(*args, "--resume", "--retry-errors")
+    retried = gtog(*args, "--resume", "--retry-errors", *gate)
     assert retried.returncode == 0, retried.stderr
+    assert "--fail-under: gate passed: correctness >= 0.9: basic 1.000 (n 1)" in retried.stderr
     assert [e.rule for e in llm_server.chat_log()] == ["judge:mute"]  # asked, not replayed
     detailed, _ = load_results(root)
     [entry] = detailed["results"][0]["methods"].values()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.graphrag2 import DEFAULT_INIT, graphrag2_project
+from tests.support.graphrag2 import AZURE, DEFAULT_INIT, GEMINI, graphrag2_project
 from tests.support.legacy import folder_digest
 from tests.support.projects import gtog
 from tests.support.scripted_server import ScriptedServer
@@ -82,6 +82,10 @@ def test_a_graphrag2_project_evaluates_unchanged_and_resumes_on_its_migrated_twi
     assert all(e.request.get("model") == "gpt-4o-mini" for e in judged)  # local_search's
     assert folder_digest(project) == before  # not a byte written, no folder made
 
+    plan = gtog("eval", "prepare", "--root", str(root))  # prepare's plan reads it too
+    assert plan.returncode == 0, plan.stderr
+    assert "nothing to build: all 2 indexes are complete" in plan.stdout + plan.stderr
+
     # `settings migrate --check` prints what the run read (eval.log has it)
     check = gtog("settings", "migrate", "--root", str(project), "--check")
     assert check.returncode == 0, check.stderr
@@ -99,3 +103,43 @@ def test_a_graphrag2_project_evaluates_unchanged_and_resumes_on_its_migrated_twi
     assert resumed.returncode == 0, resumed.stderr
     assert "0 to run, 6 already done" in " ".join(resumed.stderr.split()), resumed.stderr
     assert "graphrag 2.x" not in resumed.stderr
+
+
+@pytest.mark.parametrize("provider", ["azure", "gemini"])
+def test_azure_and_gemini_2x_projects_evaluate_on_their_own_wire(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path, provider: str
+) -> None:
+    """graphrag 2.x's Azure entries (`azure_openai_chat`, deployment, api_version) and a
+    Gemini project (LiteLLM's `gemini`, the `index_schma:` typo, the fork's `tog_search:`)."""
+    add_tog_rules(llm_server)
+    text, base = (
+        (AZURE, llm_server.azure_base) if provider == "azure" else (GEMINI, llm_server.gemini_base)
+    )
+    project = graphrag2_project(example_indexes["lighthouse"], tmp_path / "p", text, base)
+    before = folder_digest(project)
+    root = _user_root(tmp_path, {"tt0097576": project})
+    estimate = gtog("eval", "--root", str(root), "--estimate", "-q")  # bounds, no model call
+    assert estimate.returncode == 0, estimate.stderr
+    assert llm_server.log == []
+    bounds = json.loads((root / "eval" / "results" / "estimate.json").read_text())
+    assert set(bounds["methods"]) == set(METHODS)
+    result = gtog("eval", "--root", str(root), "--no-cache", "-q")
+    assert result.returncode == 0, result.stderr
+    detailed = json.loads((root / "eval" / "results" / "eval_results_detailed.json").read_text())
+    [question] = detailed["results"]
+    for method in METHODS:
+        entry = question["methods"][method]
+        assert entry.get("error") is None and entry["response"], (method, entry)
+        assert entry["scores"].get("correctness") is not None, entry
+    assert llm_server.log and {e.wire for e in llm_server.log} == {provider}
+    said = " ".join(result.stderr.split())
+    assert "graphrag 2.x settings read as graphrag 3.3" in said
+    if provider == "gemini":
+        assert (
+            "ignored by graphrag 2.x itself: vector_store.default_vector_store.index_schma" in said
+        )
+        assert "num_retain_entity not used" in said  # the fork's block, read
+    check = gtog("settings", "migrate", "--root", str(project), "--check")
+    log = (root / "eval" / "results" / "eval.log").read_text()
+    assert check.returncode == 0 and f"(graphrag 3.3 settings):\n{check.stdout}" in log
+    assert folder_digest(project) == before

@@ -136,6 +136,15 @@ def test_every_citation_form_is_parsed() -> None:
             2 / 4,
             ["Sources 99", "Entities 1"],
         ),
+        # evidence lines (a label and stated paths) are no sentences: 1 of 2 cite
+        (
+            "Maren keeps it [Data: Entities (1)]. She is alone.\n\nEvidence:\n"
+            "MAREN HOLT --[keeps]--> VARN ISLAND\nMAREN HOLT -> owns -> ASHBY",
+            LOCAL,
+            1.0,
+            1 / 2,
+            [],
+        ),
         # global: reports across two batches; +more ignored; 64 and 46 are not there
         (
             "The island matters [Data: Reports (2, 7, 64, 46, 34, +more)].",
@@ -167,10 +176,17 @@ def test_an_answer_citing_nothing_has_no_validity_and_zero_coverage() -> None:
     assert c.score == 0.0
 
 
+def test_gtog_tog_context_has_tables_but_tog_does_not_cite() -> None:
+    tog = TOG + "\n-----Entities-----\nid|entity|type|description\n1|MAREN HOLT|PERSON|x\n"
+    assert context_records(tog) == {"Entities": {"1"}}
+    j = _score(CitationValidity, "Maren [Data: Entities (1)].", tog)
+    assert j.score is None and "does not cite records by design" in (j.error or "")
+
+
 @pytest.mark.parametrize(
     ("context", "why"),
     [
-        (TOG, "do not cite by design"),
+        (TOG, "does not cite records by design"),
         ("Maren keeps the lighthouse (an HTTP method's plain context).", "do not cite"),
         (None, "output.save_intermediate was off"),
     ],

@@ -98,7 +98,8 @@ def test_same_question_and_strict_means_compare_like_with_like() -> None:
     assert set(s["question_sets"]) >= {"by_method.<m>.strict", "comparisons"}
 
 
-def test_judge_errors_leave_the_question_out_of_strict_means_too() -> None:
+def test_an_unscored_judge_call_counts_as_wrong_in_strict_means() -> None:
+    """Issue 44: leaving it out let a gate pass on the judge's failures."""
     records = [
         rec("1", "tog", None),
         rec("1", "local", 1),
@@ -106,7 +107,10 @@ def test_judge_errors_leave_the_question_out_of_strict_means_too() -> None:
         rec("2", "local", 1),
     ]
     s = summarize(records, ["tog", "local"], ["correctness"])
-    assert s["by_method"]["tog"]["strict"]["scored"]["correctness"] == 1
+    strict = s["by_method"]["tog"]["strict"]
+    assert strict["scored"]["correctness"] == 2 and strict["correctness"] == 0.5
+    assert strict["failed"]["correctness"] == {"search_errors": 0, "judge_errors": 1}
+    assert s["by_method"]["tog"]["same_questions"]["scored"]["correctness"] == 1
 
 
 def test_comparisons_are_paired_and_holm_adjusted() -> None:
