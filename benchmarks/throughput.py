@@ -136,9 +136,14 @@ def make_root(work: Path, api_base: str, per_index: int, metrics: list[str]) -> 
     return work
 
 
-def _eval_cmd(root: Path, method: str, concurrency: int, out: Path, *extra: str) -> list[str]:
+def _eval_cmd(
+    root: Path, method: str, concurrency: int, out: Path, *extra: str, cache: bool = False
+) -> list[str]:
+    """`gtog eval` of one method into `out`; with `cache`, the model-call cache on (gtog's
+    default, in OUT/cache), else `--no-cache`."""
     cmd = [sys.executable, "-m", "gtog", "eval", "--root", str(root), "-m", method]
-    return [*cmd, "-j", str(concurrency), "-o", str(out), "-q", "--force", "--no-cache", *extra]
+    cmd += ["-j", str(concurrency), "-o", str(out), "-q", "--force"]
+    return [*cmd, *([] if cache else ["--no-cache"]), *extra]
 
 
 def _spawn(cmds: list[list[str]], gtog_root: Path) -> tuple[float, float]:
@@ -174,28 +179,37 @@ def run_method(
     py_spy: str | None,
     rate: int,
     processes: int = 1,
+    cache: bool = False,
 ) -> dict[str, Any]:
-    """One `gtog eval -m METHOD` run (or `processes` shards at once, then merged)."""
+    """One `gtog eval -m METHOD` run (or `processes` shards at once, then merged), with the
+    model-call cache on (starting empty: every call is sent and stored) or `--no-cache`."""
     from gtog.eval.run._merge import merge_runs
 
     # startup CPU (imports, engines): a one-question run, subtracted from the full run's
     _, startup_cpu = _spawn(
         [_eval_cmd(root, method, concurrency, root / "probe", "--limit", "1")], gtog_root
     )
-    out = root / f"out-{method}-{processes}"
-    raw = root / f"stacks-{method}.txt"
+    mode = "cache" if cache else "no-cache"
+    out = root / f"out-{method}-{processes}-{mode}"
+    shutil.rmtree(out, ignore_errors=True)  # an empty cache: every call goes out
+    raw = root / f"stacks-{method}-{mode}.txt"
     if processes > 1:
         share = -(-concurrency // processes)
         cmds = [
-            _eval_cmd(root, method, share, out, "--shard", f"{i}/{processes}")
+            _eval_cmd(root, method, share, out, "--shard", f"{i}/{processes}", cache=cache)
             for i in range(processes)
         ]
     else:
-        cmds = [_eval_cmd(root, method, concurrency, out)]
+        cmds = [_eval_cmd(root, method, concurrency, out, cache=cache)]
         if py_spy:
-            mode = SPY_ARGS or ["--nonblocking"]  # --native samples need a paused process
-            cmds = [[py_spy, "record", *mode, "--format", "raw", "-r", str(rate)]]
-            cmds[0] += ["-o", str(raw), "--", *_eval_cmd(root, method, concurrency, out)]
+            spy_mode = SPY_ARGS or ["--nonblocking"]  # --native samples need a paused process
+            cmds = [[py_spy, "record", *spy_mode, "--format", "raw", "-r", str(rate)]]
+            cmds[0] += [
+                "-o",
+                str(raw),
+                "--",
+                *_eval_cmd(root, method, concurrency, out, cache=cache),
+            ]
     server.clear_log()
     load_before = os.getloadavg()
     own = resource.getrusage(resource.RUSAGE_SELF)
@@ -214,6 +228,7 @@ def run_method(
     pairs = group["n"]
     row: dict[str, Any] = {
         "method": method,
+        "cache": "on" if cache else "off",
         "processes": processes,
         "pairs": pairs,
         "search_errors": group["search_errors"],
@@ -297,6 +312,13 @@ def main() -> None:
     parser.add_argument("--no-profile", action="store_true", help="do not run py-spy")
     parser.add_argument("--native", action="store_true", help="py-spy --native (C frames)")
     parser.add_argument("--processes", type=int, default=1, help="shards run at once")
+    parser.add_argument(
+        "--cache",
+        choices=("both", "on", "off"),
+        default="both",
+        help="run each method with the model-call cache on (gtog's default; an empty cache, "
+        "so every call is sent and stored), with --no-cache, or both (default)",
+    )
     parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
     parser.add_argument(
         "--output",
@@ -334,19 +356,22 @@ def main() -> None:
                 row = run_floor(server, kind, args.concurrency, 2 * args.questions)
                 rows.append(row)
                 print(_line(row, args.concurrency), flush=True)
+            caches = {"both": (True, False), "on": (True,), "off": (False,)}[args.cache]
             for method in args.methods.split(","):
-                row = run_method(
-                    server,
-                    root,
-                    method,
-                    args.concurrency,
-                    args.gtog_root,
-                    py_spy,
-                    args.rate,
-                    args.processes,
-                )
-                rows.append(row)
-                print(_line(row, args.concurrency), flush=True)
+                for cache in caches:
+                    row = run_method(
+                        server,
+                        root,
+                        method,
+                        args.concurrency,
+                        args.gtog_root,
+                        py_spy,
+                        args.rate,
+                        args.processes,
+                        cache,
+                    )
+                    rows.append(row)
+                    print(_line(row, args.concurrency), flush=True)
     finally:
         if args.keep:
             print(f"kept {work}")
@@ -371,6 +396,7 @@ def main() -> None:
         "metrics": args.metrics.split(","),
         "cpus": os.cpu_count(),
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "cache": args.cache,
         "methods": rows,
     }
     args.output = args.output or results_path(RESULTS, args.record)
@@ -390,8 +416,9 @@ def _line(row: dict[str, Any], concurrency: int) -> str:
         )
     cpu = row.get("cpu_ms_per_pair")
     stages = ", ".join(f"{k} {v:g}" for k, v in cpu.items()) if cpu else "-"
+    name = f"{row['method']} ({'cache' if row.get('cache') == 'on' else 'no cache'})"
     return (
-        f"{row['method']:>5}: in flight {row['in_flight']:.1f}/{concurrency} "
+        f"{name:>18}: in flight {row['in_flight']:.1f}/{concurrency} "
         f"({100 * row['in_flight_share']:.0f}%), {row['pairs_per_s']:.1f} pairs/s "
         f"(ideal {row['ideal_pairs_per_s']:.1f}), latency {row['avg_latency_s']:.2f}s, "
         f"CPU ms/pair {row.get('cpu_ms_per_pair_total', row.get('cpu_ms_per_pair_sampled'))} "

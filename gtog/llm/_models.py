@@ -38,6 +38,7 @@ __all__ = [
     "embedding_model_from_config",
     "gated_completion",
     "gated_embedding",
+    "import_clients",
     "reply_of",
     "run_sync",
 ]
@@ -285,6 +286,29 @@ class EmbeddingModel:
     def embed_sync(self, texts: list[str]) -> list[list[float]]:
         """Blocking variant of `embed`."""
         return run_sync(self.embed(texts))
+
+
+CLIENT_MODULES = (
+    "litellm",
+    "graphrag_llm.completion",
+    "graphrag_llm.embedding",
+    "openai.resources.chat",
+    "openai.resources.embeddings",
+)
+"""What a run's first model requests import: LiteLLM, graphrag_llm's factories and the
+openai SDK's request modules (its client imports them on the first chat and embedding
+request)."""
+
+
+def import_clients() -> None:
+    """Import `CLIENT_MODULES` (blocking, seconds on 2 cores: call it in a worker thread
+    before a run's first request, so the event loop never stalls on them with calls in
+    flight)."""
+    import importlib
+
+    for name in CLIENT_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 class _BuiltOnUse:

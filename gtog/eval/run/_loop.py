@@ -49,7 +49,7 @@ from gtog.eval.scoring._score import score_answer
 from gtog.llm._ahead import embeddings_ahead
 from gtog.llm._budget import Limits, pair_budget
 from gtog.llm._errors import fatal_reason
-from gtog.llm._models import run_sync
+from gtog.llm._models import import_clients, run_sync
 from gtog.llm._repeat import answering_epoch
 from gtog.search._offloop import context_threads
 
@@ -254,6 +254,8 @@ async def run_evaluation_async(
 
     run.status = "interrupted"  # until the loop ends: Ctrl-C, a crash or a cancel
     try:
+        if todo or to_judge:  # calls to make: the clients' imports off the loop, before them
+            await loop.run_in_executor(None, import_clients)
         with (
             _run_environment(loop, concurrency),
             context_threads(),

@@ -6,6 +6,7 @@ folder (locked; resume, rescore, refuse or back up by what it holds).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,6 +39,7 @@ from gtog.eval.run._spec import build_spec
 from gtog.eval.run._spending import open_spending, spending
 from gtog.eval.run._state import EvalOptions, EvalRun
 from gtog.eval.scoring._score import build_scorers
+from gtog.llm._models import import_clients
 from gtog.search._methods import METHODS
 from gtog.search._preflight import (
     QUESTION_EMBEDDERS,
@@ -194,6 +196,8 @@ async def check_vector_sizes(run: EvalRun) -> None:
         question = (first.get(True) or first[False]).question
         label = _index_label(key, project)
         uses.append(VectorUse(label, project, model_id, tuple(methods), question))
+    if uses:  # the clients' imports (seconds) in a worker thread, not on the loop
+        await asyncio.get_running_loop().run_in_executor(None, import_clients)
     with spending(run):  # through the run's cache: a second run asks nothing
         lines, run.ahead = await vector_size_problems(uses)
     if lines:

@@ -1,7 +1,8 @@
 """A command with no model call to make imports no model client (issue 45): a finished run
 re-invoked, `eval report` and `eval diff` never import LiteLLM, the providers' clients or
 graphrag's query engines (seconds of imports on 2 cores), and a run that does call builds
-its clients when the first call is due."""
+its clients when the first call is due, their modules imported in a worker thread before
+the first request (not on the event loop, stalling the calls in flight)."""
 
 from __future__ import annotations
 
@@ -21,15 +22,31 @@ pytestmark = pytest.mark.integration
 HEAVY = ("litellm", "openai", "graphrag_llm.completion", "graphrag.query", "gtog.search._builders")
 
 PROBE = """
-import json, sys
+import asyncio, json, sys, threading
 from gtog.cli import main
-for argv in json.loads(sys.argv[1]):
+
+# the clients' big imports (seconds on 2 cores): what graphrag_llm's factories and the
+# openai SDK's first requests import (their small lazy imports aside)
+BIG = {"litellm", "litellm.main", "graphrag_llm.completion", "graphrag_llm.embedding"}
+on_loop = []  # of those, the ones imported by the event loop's thread while it runs
+
+def audit(event, args):
+    if event != "import" or not (args[0] in BIG or str(args[0]).startswith("openai")):
+        return
+    if threading.current_thread() is threading.main_thread():
+        if asyncio._get_running_loop() is not None:
+            on_loop.append(args[0])
+
+sys.addaudithook(audit)
+for n, argv in enumerate(json.loads(sys.argv[1])):
+    if n == 3:  # the commands without a model call are done
+        print("modules:", json.dumps(sorted(sys.modules)))
     sys.argv = ["gtog", *argv]
     try:
         main()
     except SystemExit as exc:
         assert not exc.code, (argv, exc.code)
-print(json.dumps(sorted(sys.modules)))
+print("on the loop:", json.dumps(on_loop))
 """
 
 
@@ -42,6 +59,7 @@ def test_commands_without_a_model_call_import_no_model_client(
     assert first.returncode == 0, first.stderr
     out = str(root / "results")
     commands = [args, ["eval", "report", out], ["eval", "diff", out, out]]
+    commands.append([*args, "-o", str(root / "fresh")])  # a run that calls
     # a plain process (the tests' zygote has every client imported already)
     probe = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(commands)],
@@ -52,5 +70,8 @@ def test_commands_without_a_model_call_import_no_model_client(
     )
     assert probe.returncode == 0, probe.stderr
     assert "nothing to run" in probe.stderr
-    modules = set(json.loads(probe.stdout.strip().splitlines()[-1]))
+    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
+    modules = set(json.loads(said["modules"]))
     assert [m for m in HEAVY if m in modules] == []
+    on_loop = json.loads(said["on the loop"])
+    assert on_loop == [], f"imported on the event loop: {', '.join(on_loop)}"
