@@ -5,8 +5,9 @@
   when the two normalised texts are equal, `f1` the harmonic mean of the token precision
   and recall (tokens counted with multiplicity).
 - `rouge_l` is the F-measure of ROUGE-L (longest common subsequence) from the
-  `rouge-score` package, with gtog's Unicode word tokenizer (`lexical.words`; on ASCII
-  text it splits exactly as rouge-score's own) and no stemming.
+  `rouge-score` package, with gtog's Unicode word tokenizer (`lexical.words`, citation
+  markers kept; on ASCII text it splits exactly as rouge-score's own, `[3]` included)
+  and no stemming.
 - `answer_similarity` is the cosine between the answer's and the reference's embeddings,
   made by the index's embedding model (`local_search.embedding_model_id`), clipped to
   [0, 1]; its embedding requests are metered like a judge's calls (its `llm_calls`). A
@@ -71,10 +72,11 @@ def token_f1(reference: str, answer: str) -> float | None:
 
 
 class _Words:
-    """rouge-score's tokenizer interface over gtog's Unicode word tokenizer."""
+    """rouge-score's tokenizer interface over gtog's Unicode word tokenizer (citation
+    markers kept: on ASCII text the tokens are rouge-score's own, `[3]` giving `3`)."""
 
     def tokenize(self, text: str) -> list[str]:
-        return words(text)
+        return words(text, keep_markers=True)
 
 
 _ROUGE: Any = None
@@ -84,7 +86,7 @@ def rouge_l(reference: str, answer: str) -> float | None:
     """ROUGE-L F-measure (rouge-score) of the answer against the reference (None: the
     reference has no words)."""
     global _ROUGE
-    if not words(reference):
+    if not words(reference, keep_markers=True):
         return None
     if _ROUGE is None:
         from rouge_score import rouge_scorer
