@@ -26,9 +26,25 @@ def pick(data: Any, path: str) -> Any:
     return data
 
 
+def _item_text(item: Any) -> Any:
+    """An item's text: `{text: ...}` by its text, `{content: ...}` (LightRAG's references
+    with `include_chunk_content`: a string or a list of chunks) by its content."""
+    if not isinstance(item, dict):
+        return item
+    if "text" in item:
+        return item["text"]
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and content and all(isinstance(c, str) for c in content):
+        return "\n\n".join(content)
+    return item
+
+
 def context_text(value: Any) -> str | None:
     """A context as text: a string as it is; a list's or a mapping's items joined by blank
-    lines (an item `{text: ...}` by its text, other values as JSON)."""
+    lines (an item `{text: ...}` by its text, `{content: ...}` by its content, other values
+    as JSON)."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, dict):
@@ -37,7 +53,7 @@ def context_text(value: Any) -> str | None:
         parts = value
     else:
         return json.dumps(value, ensure_ascii=False)
-    texts = [p.get("text", p) if isinstance(p, dict) else p for p in parts]
+    texts = [_item_text(p) for p in parts]
     return "\n\n".join(
         t if isinstance(t, str) else json.dumps(t, ensure_ascii=False) for t in texts
     )

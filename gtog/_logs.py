@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gtog._redact import RedactingFilter, Redactor
 
-__all__ = ["capture_logs", "quiet_litellm"]
+__all__ = ["capture_logs", "quiet_litellm", "warnings_to_stderr"]
 
 _NOISY = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "graphrag", "graphrag_llm")
 
@@ -74,3 +74,22 @@ def capture_logs(
                 logger.addHandler(h)
             logger.propagate = propagate
             logger.setLevel(lvl)
+
+
+@contextmanager
+def warnings_to_stderr(redactor: Redactor) -> Iterator[None]:
+    """For a short command: warnings and errors (an HTTP method's retries) as one line each
+    on stderr, secrets masked, instead of Python's unfiltered last-resort output."""
+    import sys
+
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    handler.addFilter(RedactingFilter(redactor))
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,8 +16,19 @@ if TYPE_CHECKING:
     from graphrag_vectors import VectorStore
 
     from gtog.compat._index import IndexCompat
+    from gtog.compat._settings import Translation
 
-__all__ = ["SETTINGS_FILES", "Project", "load_graphrag_config", "load_project", "settings_file"]
+__all__ = [
+    "SETTINGS_FILES",
+    "Project",
+    "SettingsRead",
+    "load_graphrag_config",
+    "load_project",
+    "log_translation",
+    "read_settings",
+    "settings_file",
+    "translated_settings",
+]
 
 SETTINGS_FILES = ("settings.yaml", "settings.yml", "settings.json")
 """A graphrag project's settings file names, in the order they are looked for."""
@@ -27,63 +39,154 @@ def settings_file(root: Path) -> Path | None:
     return next((root / n for n in SETTINGS_FILES if (root / n).is_file()), None)
 
 
-def _graphrag2_settings(settings: Path) -> str | None:
-    """A one-line fix when `settings` is a graphrag 2.x file (`models:`), else None."""
-    import json
+_NOTED: set[Path] = set()
+"""Settings files whose graphrag 2.x translation was already announced (once a process)."""
 
-    import yaml
+
+@dataclass(frozen=True)
+class SettingsRead:
+    """A settings file as gtog reads it: graphrag 3.3's data, translated from 2.x or not."""
+
+    path: Path
+    data: dict[str, Any]
+    translation: Translation | None
+    """What was translated (None: the file is graphrag 3.x's, read as it is)."""
+
+
+def read_settings(settings: Path, *, substitute: bool = False) -> SettingsRead:
+    """A settings file parsed and, when it is graphrag 2.x's, translated to 3.3's shape.
+
+    `substitute`: fill `${VAR}` from the environment and the `.env` beside the file first
+    (as graphrag does when it loads a file); without it the references stay as text (what
+    `gtog settings migrate` writes). Raises `InputError` naming the file (and for a key
+    that cannot be translated, its line).
+    """
+    from gtog.compat._settings import is_graphrag2, parse_settings_text, translate
 
     try:
         text = settings.read_text(encoding="utf-8")
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # (libyaml: ~10x faster)
-        data = json.loads(text) if settings.suffix == ".json" else yaml.load(text, loader)
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
-        return None  # graphrag's own loader reports an unreadable file
-    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
-        return None
-    if "completion_models" in data or "embedding_models" in data:
-        return None
-    entries = {str(k): v for k, v in data["models"].items()}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{settings}: cannot read ({exc})") from None
+    if substitute:
+        text = _substituted(settings, text)
+    try:
+        data = parse_settings_text(text, settings.suffix) or {}
+    except Exception as exc:  # JSON and YAML errors alike
+        raise InputError(f"{settings}: {describe_exception(exc, with_type=False)}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{settings}: expected a mapping at the top level")
+    if not is_graphrag2(data):
+        return SettingsRead(settings, data, None)
+    try:
+        translation = translate(data, settings, text)
+    except InputError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{settings}: cannot translate graphrag 2.x settings ({exc})") from None
+    return SettingsRead(settings, translation.data, translation)
 
-    def is_embedding(entry: Any) -> bool:
-        return isinstance(entry, dict) and "embedding" in str(entry.get("type", "")).lower()
 
-    chat = [k for k, v in entries.items() if not is_embedding(v)]
-    embedding = [k for k, v in entries.items() if is_embedding(v)]
-    moves = "; ".join(
-        f"move {', '.join(names)} under {section}"
-        for names, section in ((chat, "completion_models:"), (embedding, "embedding_models:"))
-        if names
+def _substituted(settings: Path, text: str) -> str:
+    """`${VAR}` filled as graphrag 2.x and 3.x do: `.env` beside the file loaded, then
+    `string.Template.substitute` over the environment."""
+    from string import Template
+
+    from dotenv import load_dotenv
+
+    env = settings.parent / ".env"
+    if env.is_file():
+        load_dotenv(env)
+    try:
+        return Template(text).substitute(os.environ)
+    except KeyError as exc:
+        raise InputError(f"{settings}: environment variable {exc} is not set") from None
+    except ValueError as exc:
+        raise InputError(f"{settings}: {exc}") from None
+
+
+def _announce(read: SettingsRead) -> None:
+    """Say once per process and file that a graphrag 2.x file was translated, and how."""
+    if read.translation is None or read.path in _NOTED:
+        return
+    _NOTED.add(read.path)
+    import logging
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    note = read.translation.note(read.path)
+    logging.getLogger("gtog.settings").info("%s", note)
+    Console(stderr=True).print(
+        f"[cyan]note:[/cyan] {escape(note)}", highlight=False, soft_wrap=True
     )
-    return (
-        f"{settings}: this project uses graphrag 2.x settings (`models:`), but gtog runs graphrag "
-        f"3.3, which reads `completion_models:` and `embedding_models:`: {moves}; in each entry "
-        "replace `type: openai_chat`/`openai_embedding` with `model_provider: openai` (or "
-        "azure) and `auth_type` with `auth_method`; rename `model_id`/`chat_model_id` in "
-        "extract_graph, local_search, basic_search, ... to `completion_model_id` (`graphrag "
-        "init` in an empty folder writes a 3.3 settings.yaml to compare with)"
-    )
+
+
+def translated_settings(root: Path) -> SettingsRead | None:
+    """The graphrag 3.3 translation of `root`'s settings file if it is graphrag 2.x's
+    (`${VAR}` kept as text), else None."""
+    settings = settings_file(root)
+    if settings is None:
+        return None
+    read = read_settings(settings)
+    return read if read.translation is not None else None
+
+
+def log_translation(root: Path, logger: Any) -> None:
+    """Log what a graphrag 2.x settings file was read as: the note, then the 3.3 settings
+    (`${VAR}` kept: exactly what `gtog settings migrate --check` prints). Nothing for a 3.x
+    file."""
+    from gtog.compat._settings import render_settings
+
+    read = translated_settings(root)
+    if read is not None and read.translation is not None:
+        logger.info("%s", read.translation.note(read.path))
+        text = render_settings(read.data)
+        logger.info("%s as read (graphrag 3.3 settings):\n%s", read.path, text)
+
+
+def _config_problem(exc: Exception) -> str:
+    """One line for a settings file graphrag refuses: the first invalid key and why."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        return f"{key}: {first['msg']}" if key else str(first["msg"])
+    return describe_exception(exc, with_type=False)
 
 
 def load_graphrag_config(root: Path, overrides: dict[str, Any] | None = None) -> GraphRagConfig:
-    """graphrag's `load_config`, without its side effect of changing the working directory."""
-    from graphrag.config.load_config import load_config
+    """graphrag's `load_config`, without its side effect of changing the working directory.
+
+    A graphrag 2.x file is translated to 3.3's settings in memory (`gtog.compat._settings`;
+    announced once per file), so the config is the one its migrated twin loads.
+    """
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag_common.config import load_config
+
+    from gtog.llm._errors import with_transient_retries
 
     settings = settings_file(root)
     if settings is None:
         raise InputError(f"{root}: no settings.yaml (is this a graphrag project folder?)")
-    old = _graphrag2_settings(settings)
-    if old is not None:
-        raise InputError(old)
-    from gtog.llm._errors import with_transient_retries
-
+    settings = settings.resolve()
+    try:
+        read = read_settings(settings, substitute=True)
+    except InputError as exc:  # an unset ${VAR}: named like an empty one (field, model)
+        raise InputError(_missing_key(settings, exc) or str(exc)) from None
+    _announce(read)
     cwd = Path.cwd()
     try:
-        return with_transient_retries(load_config(root_dir=root, cli_overrides=overrides))
+        config = load_config(
+            GraphRagConfig,
+            config_path=settings,
+            overrides=copy.deepcopy(overrides) if overrides else None,
+            parse_env_vars=False,  # done by read_settings, as graphrag does it
+            config_parser=lambda _text: copy.deepcopy(read.data),
+        )
+        return with_transient_retries(config)
     except Exception as exc:  # graphrag raises several types; all mean a bad settings file
-        line = _missing_key(settings, exc)
-        if line is None:
-            line = f"{settings}: {describe_exception(exc, with_type=False)}"
+        line = _missing_key(settings, exc) or f"{settings}: {_config_problem(exc)}"
         raise InputError(line) from None
     finally:
         os.chdir(cwd)
@@ -98,7 +201,7 @@ def _missing_key(settings: Path, exc: Exception) -> str | None:
     import yaml
 
     text = str(exc)
-    unset = re.search(r"Environment variable not found: '([^']+)'", text)
+    unset = re.search(r"(?:Environment variable not found: |environment variable )'(\w+)'", text)
     if unset is None and "api_key must be set" not in text:
         return None
     try:
@@ -247,5 +350,14 @@ def load_project(root: Path, overrides: dict[str, Any] | None = None) -> Project
             raise InputError(
                 f"{root}: no index found ({base / 'entities.parquet'} is missing; "
                 "run `gtog index --root` first)"
+            )
+    else:  # blob or Cosmos DB: looked at in place, nothing created there
+        from gtog.compat._remote import check_remote_output, remote_label, remote_tables
+
+        check_remote_output(config, root)
+        if not {"entities", f"{V1_PREFIX}entities"} & set(remote_tables(config)):
+            raise InputError(
+                f"{root}: no index found (no entities table in "
+                f"{remote_label(config.output_storage)}; check base_dir)"
             )
     return Project(root=root.resolve(), config=config)

@@ -1,22 +1,31 @@
 """Keep API keys out of everything gtog writes or prints.
 
-A `Redactor` knows the secrets of a run (every configured model's key, and the values of
-the environment variables they came from) and removes them, and the truncated forms
-providers echo back (`sk-abc...wxyz`, `sk-abc*****wxyz`), from any text. `RedactingFilter`
-applies it to every log record that passes a handler.
+A `Redactor` knows the secrets of a run (every configured model's key, the values of the
+environment variables they came from, an HTTP method's secret headers) and removes them,
+and the truncated forms providers echo back (`sk-abc...wxyz`, `sk-abc*****wxyz`), from any
+text. `RedactingFilter` applies it to every log record that passes a handler. Every
+command builds its redactor the same way: `Redactor([*environment_secrets(os.environ),
+*what_it_configured])`, and prints errors and writes logs through it.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-__all__ = ["MASK", "RedactingFilter", "Redactor"]
+__all__ = ["MASK", "SECRET_SUFFIXES", "RedactingFilter", "Redactor", "environment_secrets"]
 
 MASK = "[REDACTED]"
 _MIN_SECRET = 8
 """Shorter values are not treated as secrets (they would mask ordinary words)."""
+SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "API_KEY", "_PASSWORD")
+"""Environment variables whose names end so hold secrets, whoever reads them."""
+
+
+def environment_secrets(environ: Mapping[str, str]) -> list[str]:
+    """The values of the environment variables named like secrets (`SECRET_SUFFIXES`)."""
+    return [v for k, v in environ.items() if k.upper().endswith(SECRET_SUFFIXES) and v]
 
 
 class Redactor:

@@ -22,8 +22,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "demo_local.json"
-PAGES = {"scores": REPO / "README.md", "all": REPO / "docs" / "getting-started.md"}
-"""Which block each page shows: the scores table alone, or every table."""
+PAGES = {
+    "scores": REPO / "README.md",
+    "all": REPO / "docs" / "getting-started.md",
+    "routing": REPO / "docs" / "tutorials" / "routing.md",
+}
+"""Which block each page shows: the scores table alone, every table, or the routing line."""
 
 
 def render(results: Path = RESULTS) -> str:
@@ -31,6 +35,8 @@ def render(results: Path = RESULTS) -> str:
     from rich.console import Console
 
     from gtog.eval import read_log, summarize
+    from gtog.eval.results._inference import Clusters
+    from gtog.eval.results._routing import routing_summary
     from gtog.eval.results._table import summary_table
 
     recorded = json.loads(results.read_text(encoding="utf-8"))
@@ -43,6 +49,14 @@ def render(results: Path = RESULTS) -> str:
         "metadata": metadata,  # the judge's model and the run's status, for the verdict line
         **summarize(log.records, metadata["methods"], metadata["metrics"]),
     }
+    routing = routing_summary(
+        log.records,
+        metadata["methods"],
+        metadata["metrics"],
+        labels=Clusters.of("index_key").labels(log.records),
+    )
+    if routing is not None:  # as `gtog eval` adds it (results._views)
+        summary["routing"] = routing
     console = Console(width=80, record=True, color_system=None, file=io.StringIO())
     console.print(summary_table(summary, metadata["metrics"]))
     lines = [line.rstrip() for line in console.export_text().splitlines()]
@@ -53,6 +67,11 @@ def block(kind: str, text: str) -> str:
     """The part of `text` a page of `kind` shows: `scores` (up to the cost table) or `all`."""
     if kind == "scores":
         text = text.split("\ncost per answer")[0]
+    if kind == "routing":  # the routing line, however the terminal wrapped it
+        lines = text.split("\n")
+        start = next(i for i, line in enumerate(lines) if line.startswith("routing ("))
+        end = next(i for i in range(start, len(lines)) if lines[i].endswith("."))
+        text = "\n".join(lines[start : end + 1])
     return text
 
 

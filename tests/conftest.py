@@ -41,6 +41,8 @@ def llm_server(_session_server: ScriptedServer) -> Iterator[ScriptedServer]:
     _session_server.injected.clear()
     yield _session_server
     _session_server.rules[:] = saved
+    _session_server.accepts = None
+    _session_server.report_usage = True
     _session_server.delay = 0.0
     _session_server.faults = None
     _session_server.embedding_dims = dims

@@ -43,6 +43,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "answer-correctness": ("gtog.cli._qa", "Claims-based correctness of answers in a TSV."),
     "judge-check": ("gtog.cli._judge_check", "How well the judges agree with human labels."),
     "local-model": ("gtog.cli._local", "The offline demo's local model server (gtog[local])."),
+    "settings": ("gtog.cli._settings", "Write a graphrag 2.x settings file in 3.3's shape."),
 }
 """Command -> (module that registers it, one-line help shown by `gtog --help`)."""
 
@@ -54,6 +55,7 @@ _EXTENSIONS = (
     "gtog.cli._qa",
     "gtog.cli._judge_check",
     "gtog.cli._local",
+    "gtog.cli._settings",
 )
 
 

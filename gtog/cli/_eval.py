@@ -38,8 +38,8 @@ eval_app = typer.Typer(name="eval", invoke_without_command=True, no_args_is_help
 """`gtog eval` runs an evaluation; `gtog eval report DIR` writes a run's page and CSV."""
 
 
-def _fail(message: str, code: int) -> typer.Exit:
-    error(err, message)
+def _fail(message: str, code: int, label: str = "error") -> typer.Exit:
+    error(err, message, label=label)
     return typer.Exit(code)
 
 
@@ -88,17 +88,21 @@ def _print_cost(summary: dict) -> None:
 
 def _gate(summary: dict, gates: list) -> int:
     """1 (and one line per failure) when a `--fail-under` gate is not met, else 0."""
-    from gtog.eval.results._gate import check_gates
+    from gtog.eval.results._gate import check_gates, gates_passed
 
     failures = check_gates(summary, gates)
     for line in failures:
         err.print(f"--fail-under: {line}", highlight=False, markup=False, style="red")
+    if not failures:
+        err.print(f"--fail-under: {gates_passed(summary, gates)}", highlight=False, markup=False)
     return 1 if failures else 0
 
 
 def _check_gates(run: EvalRun, gates: list) -> None:
-    """A gate naming a metric or method the run does not have is bad input."""
+    """A gate naming a metric or method the run does not have, or a threshold outside its
+    metric's scale, is bad input."""
     from gtog._errors import InputError
+    from gtog.eval.results._gate import check_scale
 
     for g in gates:
         if g.metric not in run.spec.judge.metrics:
@@ -108,6 +112,7 @@ def _check_gates(run: EvalRun, gates: list) -> None:
             )
         if g.method is not None and g.method not in run.methods:
             raise InputError(f"--fail-under {g.method}: not a method of this run")
+        check_scale(g, scales=run.spec.judge.scales)
 
 
 def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
@@ -302,9 +307,9 @@ def eval_command(
         typer.Option(
             "--fail-under",
             metavar="[METHOD:]METRIC=VALUE",
-            help="Exit 1 when a method's strict mean (a failed search counts as wrong) is "
-            "below this, e.g. correctness=0.7 (every method) or tog:correctness=0.7; "
-            "repeatable. For CI.",
+            help="Exit 1 when a method's strict mean (a failed search or an unscored judge "
+            "call counts as wrong) is below this, e.g. correctness=0.7 (every method) or "
+            "tog:correctness=0.7; repeatable. For CI.",
         ),
     ] = None,
     plan: Annotated[
@@ -467,13 +472,19 @@ def eval_command(
                 )
             except InputError as exc:
                 raise _fail(str(exc), 2) from None
+        from gtog._errors import FatalRunError
+        from gtog._logs import capture_logs
+        from gtog.cli._progress import LOG_NAME
         from gtog.eval.run._preparation import check_vector_sizes
         from gtog.llm._models import run_sync
 
-        try:  # the one check that asks a model: after the servers answer
-            run_sync(check_vector_sizes(run))
+        try:  # the one check that asks a model: after the servers answer (its log: eval.log)
+            with capture_logs(run.output_dir / LOG_NAME, run.redactor):
+                run_sync(check_vector_sizes(run))
         except InputError as exc:
             raise _fail(str(exc), 2) from None
+        except FatalRunError as exc:  # a refused key: one line naming the model
+            raise _fail(str(exc), 1, label="stopped") from None
         if estimate:
             from gtog.cli._estimate import run_pilot
 
@@ -496,13 +507,21 @@ for _name, (_command, _help) in _TOOLS.items():
 def _build_commands() -> None:
     """`eval generate` (and `eval prepare`): their own modules, on this group."""
     from gtog.cli._generate import generate_command
+    from gtog.cli._label import label_command
     from gtog.cli._prepare import prepare_command
+    from gtog.cli._view import view_command
 
     eval_app.command(
         "generate", short_help="Generate questions, answers, evidence and assertions."
     )(generate_command)
     eval_app.command("prepare", short_help="Build the indexes that are missing (estimate first).")(
         prepare_command
+    )
+    eval_app.command("view", short_help="Browse runs in a web page, live, side by side.")(
+        view_command
+    )
+    eval_app.command("label", short_help="Import or export people's labels of answers.")(
+        label_command
     )
 
 

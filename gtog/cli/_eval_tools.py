@@ -65,7 +65,27 @@ def diff_command(
         bool,
         typer.Option(
             "--fail-on-regression",
-            help="Exit 1 when some method scores significantly lower in RUN_B (Holm p < 0.05).",
+            help="Exit 1 when some method scores significantly lower in RUN_B (Holm p < 0.05), "
+            "or RUN_B lost questions RUN_A scored (failed searches, unscored judge calls, "
+            "missing questions); exit 2 when no drop could be significant at these n.",
+        ),
+    ] = False,
+    max_drop: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--max-drop",
+            metavar="[METHOD:]METRIC=X",
+            help="Exit 1 when a method's mean of METRIC drops by more than X in RUN_B, "
+            "whatever the p-value (or RUN_B lost questions), e.g. correctness=0.05; "
+            "repeatable.",
+        ),
+    ] = None,
+    allow_judge_change: Annotated[
+        bool,
+        typer.Option(
+            "--allow-judge-change",
+            help="Gate although the runs were judged differently (judge model, prompts, "
+            "sampling); without it such a gate exits 2.",
         ),
     ] = False,
 ) -> None:
@@ -74,11 +94,17 @@ def diff_command(
     from gtog._errors import InputError
     from gtog._files import write_json_atomic
     from gtog.eval.results._diff import diff_runs, regressions
+    from gtog.eval.results._diff_gate import check_diff
     from gtog.eval.results._diff_view import diff_table
+    from gtog.eval.results._gate import check_scale, parse_gate
     from gtog.eval.results._log import read_log
 
     try:
-        diff = diff_runs(read_log(run_a), read_log(run_b))
+        drops = [parse_gate(g, "--max-drop") for g in max_drop or []]
+        log_a, log_b = read_log(run_a), read_log(run_b)
+        for g in drops:
+            check_scale(g, "--max-drop", drop=True, scales=log_b.spec.judge.scales)
+        diff = diff_runs(log_a, log_b)
     except InputError as exc:
         raise _fail(str(exc), 2) from None
     out = Console(width=None if Console().is_terminal else 120)
@@ -86,11 +112,26 @@ def diff_command(
     if json_out is not None:
         write_json_atomic(json_out, diff)
         err.print(f"wrote {json_out}", highlight=False, markup=False)
-    dropped = regressions(diff)
-    for line in dropped:
-        err.print(f"regression: {line}", highlight=False, markup=False, style="red")
-    if fail_on_regression and dropped:
-        raise typer.Exit(1)
+    verdict = check_diff(
+        diff,
+        significance=fail_on_regression,
+        max_drops=drops,
+        allow_judge_change=allow_judge_change,
+    )
+    for note in verdict.notes:
+        say_warning(err, note)
+    if not (fail_on_regression or drops):  # no gate: the significant drops, as information
+        for line in regressions(diff):
+            err.print(f"regression: {line}", highlight=False, markup=False, style="red")
+        return
+    if verdict.refusal is not None:
+        raise _fail(verdict.refusal, 2)
+    for line in verdict.failures:
+        err.print(line, highlight=False, markup=False, style="red", soft_wrap=True)
+    if verdict.passed is not None:
+        err.print(verdict.passed, highlight=False, markup=False, soft_wrap=True)
+    if verdict.exit_code:
+        raise typer.Exit(verdict.exit_code)
 
 
 def merge_command(

@@ -8,6 +8,7 @@ Exit codes: 0 written; 1 stopped by a fatal model error, or no question passed; 
 
 from __future__ import annotations
 
+import os
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -240,7 +241,7 @@ def _run(run: GenerationRun, quiet: bool) -> GenerateResult:
 
     from gtog._errors import FatalRunError
     from gtog._logs import capture_logs
-    from gtog._redact import Redactor
+    from gtog._redact import Redactor, environment_secrets
     from gtog.eval.generate._run import generate
     from gtog.llm._models import run_sync
 
@@ -255,7 +256,8 @@ def _run(run: GenerationRun, quiet: bool) -> GenerateResult:
         disable=quiet,
     )
     log = run.options.output.parent / LOG_NAME
-    with capture_logs(log, Redactor(run.secrets)), progress:
+    redact = Redactor([*run.secrets, *environment_secrets(os.environ)])
+    with capture_logs(log, redact), progress:
         task = progress.add_task("generating", total=run.draft_calls)
         total = [run.draft_calls]
 
@@ -266,7 +268,7 @@ def _run(run: GenerationRun, quiet: bool) -> GenerateResult:
         try:
             return run_sync(generate(run, lambda k: progress.update(task, advance=k), more))
         except FatalRunError as exc:
-            error(err, exc, label="stopped")
+            error(err, redact(str(exc)), label="stopped")
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             err.print(

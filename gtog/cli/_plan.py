@@ -21,6 +21,7 @@ __all__ = ["print_plan"]
 
 def _run_summary(output_dir: Path) -> dict | None:
     """The run's summary, recomputed from its records (None: no run there)."""
+    from gtog.eval.results._labels import read_labels
     from gtog.eval.results._log import read_log
     from gtog.eval.results._spec import CHECKPOINT_NAME, DETAILED_NAME
     from gtog.eval.results._views import result_views
@@ -29,7 +30,14 @@ def _run_summary(output_dir: Path) -> dict | None:
         return None
     log = read_log(output_dir)
     methods = list(dict.fromkeys([*log.spec.methods, *(r.method for r in log.records)]))
-    _, summary = result_views(log.spec, log.records, methods, partial=True, pairs=log.pairs)
+    _, summary = result_views(
+        log.spec,
+        log.records,
+        methods,
+        partial=True,
+        pairs=log.pairs,
+        labels=read_labels(output_dir),
+    )
     return summary
 
 
@@ -54,6 +62,8 @@ def _questions_per_cluster(root: Path, config_path: Path) -> float:
         files={k: under_root(f) for k, f in config.dataset.files.items()},
         exclude=[under_root(config.output.dir)],
         group_by=fields_kept(config),
+        index_field=config.dataset.index_field,
+        index_map=config.dataset.index_map,
     )
     items = dataset.items
     if not items:
@@ -141,3 +151,44 @@ def print_plan(
     )
     for note in notes:
         console.print(note, style="yellow", highlight=False, markup=False, soft_wrap=True)
+    for line in label_plan(summary, delta):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def label_plan(summary: dict | None, half: float) -> list[str]:
+    """How many people's labels per method bring the corrected (PPI) mean's 95% interval to
+    +/- `half` (the --mde), from the judge's error rates measured on the labels so far, or
+    an example rate before any label."""
+    from gtog.eval.results._calibration import labels_for_width
+
+    width = 2 * half
+    blocks = (summary or {}).get("calibration") or {}
+    if not blocks:
+        sizes = [int(g.get("n") or 0) for g in ((summary or {}).get("by_method") or {}).values()]
+        answers = max(sizes, default=0) or 400
+        example = labels_for_width(0.1, 0.24, answers, width)
+        said = (
+            f"about {example} labels per method"
+            if example is not None
+            else "more labels than there are answers"
+        )
+        return [
+            f"labels: none yet. A corrected mean within +/-{half:g} over {answers} answers per "
+            f"method needs, with a judge wrong on 10% of them, {said}; label a few in "
+            "gtog eval view (Label answers) and --plan uses the judge's own error rate."
+        ]
+    out = [
+        f"labels per method for a corrected mean within +/-{half:g} (95%), from the judge's "
+        "errors on the labels so far:"
+    ]
+    for metric, methods in blocks.items():
+        parts = []
+        for method, b in methods.items():
+            if b.get("error_var") is None:
+                parts.append(f"{method} {b.get('n_labels', 0)} now (10 needed to measure)")
+                continue
+            need = labels_for_width(b["error_var"], b["judge_var"], b["n_answers"], width)
+            said = "more than the answers allow" if need is None else f"{need} needed"
+            parts.append(f"{method} {b['n_labels']} now, {said}")
+        out.append(f"  {metric}: " + "; ".join(parts))
+    return out

@@ -9,6 +9,7 @@ planned index built (or nothing to build); 1 some failed, or the confirmation wa
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -21,6 +22,7 @@ from rich.table import Table
 from gtog.cli._say import error
 
 if TYPE_CHECKING:
+    from gtog._redact import Redactor
     from gtog.cli._local_support import LocalPlan
     from gtog.eval.build._estimate import Estimate
     from gtog.eval.build._prepare import Preparation
@@ -69,6 +71,13 @@ def _estimate_table(prep: Preparation) -> Table:
     return table
 
 
+def _redactor(prep: Preparation) -> Redactor:
+    """The models' keys and the environment's secrets (as every command masks them)."""
+    from gtog._redact import Redactor, environment_secrets
+
+    return Redactor([*prep.secrets, *environment_secrets(os.environ)])
+
+
 def _failure(prep: Preparation, result: BuildResult) -> str:
     plan = next(p for p in prep.plans if p.key == result.key)
     where = f" {result.workflow}:" if result.workflow else ""
@@ -100,7 +109,6 @@ def _build(prep: Preparation, quiet: bool) -> list[BuildResult]:
     )
 
     from gtog._logs import capture_logs
-    from gtog._redact import Redactor
     from gtog.eval.build._prepare import run_preparation
     from gtog.llm._models import run_sync
 
@@ -130,7 +138,7 @@ def _build(prep: Preparation, quiet: bool) -> list[BuildResult]:
             progress.remove_task(tasks.pop(key))
             progress.update(overall, advance=1)
 
-    with capture_logs(prep.root / LOG_NAME, Redactor(prep.secrets)), progress:
+    with capture_logs(prep.root / LOG_NAME, _redactor(prep)), progress:
         overall = progress.add_task("indexes", total=len(prep.todo))
         return run_sync(run_preparation(prep, on_event))
 
@@ -200,7 +208,7 @@ def build_missing(
         if r.ok:
             err.print(f"built {r.key} in {r.seconds:.0f} s", highlight=False, markup=False)
     for r in failed:
-        error(err, _failure(prep, r))
+        error(err, _redactor(prep)(_failure(prep, r)))
     if failed:
         err.print(
             f"built {len(results) - len(failed)} of {len(results)}; run `gtog eval prepare` again "

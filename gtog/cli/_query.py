@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from gtog._errors import InputError
+from gtog._redact import Redactor, environment_secrets
 from gtog.cli._say import error
 
 __all__ = ["register"]
@@ -108,9 +112,17 @@ def _index_key(root: Path, config_path: Path, indexes: dict[str, str], given: st
 
 
 def _http_query(
-    name: str, endpoint: Any, root: Path, config_path: Path, indexes: dict[str, str], **kw: Any
+    name: str,
+    endpoint: Any,
+    root: Path,
+    config_path: Path,
+    indexes: dict[str, str],
+    redactor: Redactor,
+    **kw: Any,
 ) -> str:
-    """Ask HTTP method `name` (from the eval config's `http_methods`); print the answer."""
+    """Ask HTTP method `name` (from the eval config's `http_methods`); print the answer.
+    Its retries are warning lines on stderr, secrets masked."""
+    from gtog._logs import warnings_to_stderr
     from gtog._project import load_project
     from gtog.llm._models import run_sync
     from gtog.search._http import build_http_engine
@@ -122,7 +134,8 @@ def _http_query(
     except InputError:
         project = None
     engine = build_http_engine(name, endpoint, key, project)
-    outcome = run_sync(run_search(engine, kw["query"]))
+    with warnings_to_stderr(redactor):
+        outcome = run_sync(run_search(engine, kw["query"]))
     result = outcome.result
     print(result.response)
     if kw.get("verbose"):
@@ -280,6 +293,8 @@ def _query(
     from gtog.search._outcome import SearchFailed
 
     err = Console(stderr=True)
+    secrets = environment_secrets(os.environ)
+    redact = Redactor(secrets)  # every error line passes it (a service may echo a key)
     chosen = method
     if chosen is None:
         chosen = "local" if local else "global"
@@ -290,22 +305,25 @@ def _query(
         found = _http_config(config) if chosen not in known else None
         if found is not None and chosen in found[1].http_methods:
             path, eval_config = found
+            endpoint = eval_config.http_methods[chosen]
+            redact = Redactor([*secrets, *endpoint.secret_values(os.environ)])
             _http_query(
                 chosen,
-                eval_config.http_methods[chosen],
+                endpoint,
                 root,
                 path,
                 eval_config.indexes,
+                redact,
                 query=query,
                 index_key=index_key,
                 verbose=verbose,
             )
             return
     except InputError as exc:
-        error(err, exc)
+        error(err, redact(str(exc)))
         raise typer.Exit(2) from None
     except SearchFailed as exc:
-        error(err, exc)
+        error(err, redact(str(exc)))
         raise typer.Exit(1) from None
     if chosen not in known:
         error(err, f"--method {chosen}: unknown (use {', '.join(known)})")
@@ -337,32 +355,111 @@ def _query(
                 )
             return
         _preflight(root)
-        if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
-            _engine_query(root, chosen, query, explain=explain, **engine_args)
-            return
-        _graphrag_query(
-            chosen,
-            query,
-            root=root,
-            dynamic_community_selection=dynamic_community_selection,
-            streaming=streaming,
-            **engine_args,
-        )
+        with _query_logs(root) as swallowed:
+            if chosen not in GRAPHRAG_METHODS:  # tog and plug-in methods: gtog's search layer
+                _engine_query(root, chosen, query, explain=explain, **engine_args)
+                return
+            _graphrag_query(
+                chosen,
+                query,
+                root=root,
+                dynamic_community_selection=dynamic_community_selection,
+                streaming=streaming,
+                **engine_args,
+            )
+        if swallowed:  # graphrag's global search logs a map call's error and answers anyway
+            raise swallowed[0]
     except InputError as exc:
-        error(err, exc)
+        error(err, redact(str(exc)))
         raise typer.Exit(2) from None
     except (FatalRunError, SearchFailed) as exc:
-        error(err, exc)
+        error(err, redact(str(exc)))
+        raise typer.Exit(1) from None
+    except Exception as exc:
+        fatal = _fatal_provider_error(root, exc)
+        if fatal is None:
+            raise
+        error(err, fatal)
         raise typer.Exit(1) from None
 
 
+QUERY_LOG = "gtog-query.log"
+"""`gtog query`'s log file, in the project's reporting folder (graphrag's `logs/`)."""
+
+
+class _FatalLogged(logging.Handler):
+    """Keeps the fatal provider errors that graphrag's engines log and swallow."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.errors: list[BaseException] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from gtog.llm._errors import fatal_in
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and fatal_in(exc) is not None:
+            self.errors.append(exc)
+
+
+@contextmanager
+def _query_logs(root: Path) -> Iterator[list[BaseException]]:
+    """Every library's log lines (LiteLLM's and graphrag's tracebacks) to the project's
+    `logs/gtog-query.log`, keys masked, not to the terminal; yields the fatal provider
+    errors logged meanwhile (graphrag's global search logs them and answers anyway)."""
+    from gtog._logs import capture_logs
+    from gtog._project import load_graphrag_config
+    from gtog._redact import Redactor
+
+    config = load_graphrag_config(root)
+    models = [*config.completion_models.values(), *config.embedding_models.values()]
+    reporting = config.reporting
+    kind = str(getattr(reporting.type, "value", reporting.type))
+    folder = Path(reporting.base_dir or "logs") if kind == "file" else None
+    if folder is not None and not folder.is_absolute():
+        folder = root / folder
+    watch = _FatalLogged()
+    with capture_logs(folder / QUERY_LOG if folder else None, Redactor(m.api_key for m in models)):
+        logging.getLogger().handlers.insert(0, watch)  # before the masking file handler
+        try:
+            yield watch.errors
+        finally:
+            logging.getLogger().removeHandler(watch)
+
+
+def _fatal_provider_error(root: Path, exc: BaseException) -> str | None:
+    """One line for a provider error no retry can fix (a refused key, permission, model)
+    raised by graphrag's own query code, naming the model; None for any other error."""
+    from gtog._project import load_graphrag_config
+    from gtog._redact import Redactor
+    from gtog.llm._errors import ModelFatalError, as_fatal, fatal_in
+
+    found = fatal_in(exc)
+    if found is None:
+        return None
+    if isinstance(found, ModelFatalError):
+        return str(found)
+    config = load_graphrag_config(root)
+    models = {**config.completion_models, **config.embedding_models}
+    wanted = str(getattr(found, "model", "") or "")
+    model_id, model = next(
+        ((k, m) for k, m in models.items() if wanted.endswith(str(m.model))),
+        next(iter(config.completion_models.items())),
+    )
+    return Redactor(m.api_key for m in models.values())(str(as_fatal(found, model_id, model)))
+
+
 def _preflight(root: Path) -> None:
-    """One line naming the model whose server cannot be reached, instead of a traceback."""
+    """One line naming the model whose server cannot be reached (or the blob container that
+    is not there), instead of a traceback."""
     from gtog._project import load_graphrag_config, settings_file
+    from gtog.compat._remote import check_remote_output
     from gtog.search._preflight import check_reachable, endpoints_of
 
     settings = settings_file(root) or root
-    check_reachable(endpoints_of(load_graphrag_config(root), settings))
+    config = load_graphrag_config(root)
+    check_reachable(endpoints_of(config, settings))
+    check_remote_output(config, root)  # before graphrag's storage would create a container
 
 
 def _graphrag_query(method: str, query: str, **kw: Any) -> None:

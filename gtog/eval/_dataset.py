@@ -3,8 +3,15 @@
 A dataset is a file or a folder searched recursively for `.json`/`.jsonl` files, each a
 list of question objects: `{question, answer}` or `{question, ground_truth, context}`
 (`context` is gold evidence; `id`/`qid`, `imdb_key`/`index_key` and `assertions`, the claims
-a right answer must make, optional). A file's questions belong to the index key found, in
-order, from: the item's `imdb_key`/`index_key` field; the file's folder name if it is a
+a right answer must make, optional). Other benchmarks' shapes read as they are: several gold
+answers (`answer`/`ground_truth` a list, SQuAD's `answers: {text: [...]}`), HotpotQA
+(`_id`, `context` as [title, sentences] pairs: the `supporting_facts` sentences are the
+evidence), GraphRAG-Bench (`source` names the corpus: `dataset.index_field: source`, with
+`dataset.index_map` when the names are not the index keys) and BenchmarkQED's AutoQ files
+(`question_text` or a question's `text` with its `attributes.assertions`, no reference
+answer: the metrics that need one skip it). A file's questions belong to the index key
+found, in order, from: the item's `imdb_key`/`index_key` field (or `dataset.index_field`);
+the file's folder name if it is a
 configured key; the file's stem if configured; the single configured key the stem contains
 (`qa_tt0443706` -> `tt0443706`); the only configured key (when the dataset holds one QA
 file). In a searched folder, a file none of these keys is skipped with a warning (unless no
@@ -30,7 +37,13 @@ from gtog._errors import InputError
 __all__ = ["Dataset", "QAItem", "dataset_fingerprint", "load_dataset", "question_id"]
 
 KEY_FIELDS = ("imdb_key", "index_key")
-ANSWER_FIELDS = ("answer", "ground_truth")
+ANSWER_FIELDS = ("answer", "ground_truth", "answers")
+"""Where an item keeps its gold answer(s): a string, or a list of them (`answers` also as
+SQuAD's `{text: [...]}`)."""
+QUESTION_FIELDS = ("question", "question_text")
+"""Where an item keeps its question (`question_text`: BenchmarkQED's assertion files); an
+AutoQ question (`{id, text, attributes}`) keeps it in `text`."""
+ID_FIELDS = ("id", "qid", "question_id", "_id")
 SKIPPED_NAMES = frozenset(
     {"eval_results_detailed.json", "eval_results_summary.json", "eval_checkpoint.jsonl"}
 )
@@ -51,6 +64,24 @@ class QAItem(BaseModel):
     """Values of the item's `dataset.group_by` fields (a field it lacks is absent)."""
     assertions: tuple[str, ...] | None = None
     """Short claims a right answer must make (the `assertions` scorer); None: none given."""
+    answers: tuple[str, ...] | None = None
+    """Every gold answer when the item gives several (`reference` then shows them joined by
+    ` | `); None: the one `reference` (or none at all: "")."""
+
+    @property
+    def gold(self) -> tuple[str, ...]:
+        """The gold answers a reference metric takes the best match over (none: ())."""
+        if self.answers:
+            return self.answers
+        return (self.reference,) if self.reference.strip() else ()
+
+    @property
+    def judged_reference(self) -> str:
+        """The reference as a judge reads it: every gold answer, said to be alternatives."""
+        if not self.answers:
+            return self.reference
+        listed = "; ".join(f'"{a}"' for a in self.answers)
+        return f"any one of these {len(self.answers)} answers is right: {listed}"
 
 
 @dataclass
@@ -106,21 +137,107 @@ def _read_list(path: Path) -> list[Any]:
     return data
 
 
+def _given_id(raw: Any) -> Any:
+    """The item's own id (`id`, `qid`, `question_id`, HotpotQA's `_id`), or None."""
+    if not isinstance(raw, dict):
+        return None
+    return next((raw[f] for f in ID_FIELDS if raw.get(f) not in (None, "")), None)
+
+
+def _item(i: int, raw: Any) -> str:
+    """How an error names the `i`-th (0-based) item of a file: `item 2 (id 'lh-02')`,
+    counted from 1 as an editor's reader would, with its id when it has one."""
+    given = _given_id(raw)
+    return f"item {i + 1}" + (f" (id {given!r})" if given is not None else "")
+
+
 def _text(path: Path, i: int, item: dict[str, Any], key: str) -> str:
     value = item.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{path}: item {i}: field {key!r} must be a non-empty string")
+        raise InputError(f"{path}: {_item(i, item)}: field {key!r} must be a non-empty string")
     return value
+
+
+def _question_field(raw: dict[str, Any]) -> str | None:
+    """The field holding the item's question (AutoQ's question: `text`), or None."""
+    found = next((f for f in QUESTION_FIELDS if f in raw), None)
+    if found is None and "text" in raw and "attributes" in raw:
+        return "text"
+    return found
+
+
+def _gold(path: Path, i: int, raw: dict[str, Any]) -> tuple[str, ...]:
+    """The item's gold answers: one string, a list of them, a list of `{text}` objects or
+    SQuAD's `{text: [...]}`; () when it has none (then it must have assertions)."""
+    name = next((f for f in ANSWER_FIELDS if f in raw), None)
+    if name is None:
+        return ()
+    value = raw[name]
+    if isinstance(value, dict) and "text" in value:
+        value = value["text"]  # SQuAD as Hugging Face writes it
+    values = value if isinstance(value, list) else [value]
+    out: list[str] = []
+    for n, entry in enumerate(values):
+        if isinstance(entry, dict) and "text" in entry:
+            entry = entry["text"]
+        if not isinstance(entry, str) or not entry.strip():
+            where = f"{name}[{n}]" if isinstance(value, list) else f"field {name!r}"
+            raise InputError(
+                f"{path}: {_item(i, raw)}: {where} must be a non-empty string (or a list of them)"
+            )
+        if entry not in out:
+            out.append(entry)
+    if not out:
+        raise InputError(f"{path}: {_item(i, raw)}: field {name!r} is an empty list")
+    return tuple(out)
+
+
+def _pairs(value: Any) -> bool:
+    """HotpotQA's context: a list of [title, [sentence, ...]] pairs."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(p, list | tuple)
+            and len(p) == 2
+            and isinstance(p[0], str)
+            and isinstance(p[1], list)
+            and all(isinstance(x, str) for x in p[1])
+            for p in value
+        )
+    )
+
+
+def _hotpot_evidence(item: dict[str, Any], context: list[Any]) -> str:
+    """The supporting facts' sentences ([title, sentence index] pairs) of HotpotQA's
+    context; every paragraph when the item names none."""
+    paragraphs = {title: sentences for title, sentences in context}
+    facts = item.get("supporting_facts")
+    picked = []
+    if isinstance(facts, list):
+        for fact in facts:
+            if isinstance(fact, list | tuple) and len(fact) == 2 and fact[0] in paragraphs:
+                title, n = fact
+                sentences = paragraphs[title]
+                if isinstance(n, int) and 0 <= n < len(sentences):
+                    picked.append(sentences[n].strip())
+    if picked:
+        return " ".join(picked)
+    return "\n\n".join(f"{t}: {''.join(s)}" for t, s in context)
 
 
 def _evidence(path: Path, i: int, item: dict[str, Any]) -> str | None:
     context = item.get("context", item.get("evidence"))
     if context is None:
         return None
+    if _pairs(context):
+        context = _hotpot_evidence(item, context)
     if isinstance(context, list) and all(isinstance(c, str) for c in context):
         context = "\n\n".join(context)
     if not isinstance(context, str):
-        raise InputError(f"{path}: item {i}: field 'context' must be a string or list of strings")
+        raise InputError(
+            f"{path}: {_item(i, item)}: field 'context' must be a string or list of strings"
+        )
     return context if context.strip() else None
 
 
@@ -129,30 +246,45 @@ ASSERTION_TEXT_FIELDS = ("statement", "assertion", "text")
 
 
 def _assertions(path: Path, i: int, item: dict[str, Any]) -> tuple[str, ...] | None:
-    """The item's `assertions`: strings, or objects with a `statement` (BenchmarkQED's)."""
+    """The item's `assertions`: strings, or objects with a `statement` (BenchmarkQED's; an
+    AutoQ question keeps them in `attributes.assertions`)."""
     value = item.get("assertions")
+    attributes = item.get("attributes")
+    if value is None and isinstance(attributes, dict):
+        value = attributes.get("assertions")
     if value is None:
         return None
     if not isinstance(value, list):
-        raise InputError(f"{path}: item {i}: field 'assertions' must be a list")
+        raise InputError(f"{path}: {_item(i, item)}: field 'assertions' must be a list")
     claims: list[str] = []
     for n, entry in enumerate(value):
         if isinstance(entry, dict):
             entry = next((entry[f] for f in ASSERTION_TEXT_FIELDS if f in entry), None)
         if not isinstance(entry, str) or not entry.strip():
             raise InputError(
-                f"{path}: item {i}: assertions[{n}] must be a non-empty string (or an object "
-                "with a 'statement')"
+                f"{path}: {_item(i, item)}: assertions[{n}] must be a non-empty string (or an "
+                "object with a 'statement')"
             )
         claims.append(entry.strip())
     return tuple(claims) or None
 
 
-def _own_key(raw: Any) -> str | None:
+@dataclass(frozen=True)
+class KeyRule:
+    """Which item field names an item's index key, and how its values map to keys."""
+
+    fields: tuple[str, ...] = KEY_FIELDS
+    mapping: Mapping[str, str] = field(default_factory=dict)
+    """Field value -> index key (`dataset.index_map`); a value not in it is the key itself."""
+
+
+def _own_key(raw: Any, rule: KeyRule = KeyRule()) -> str | None:
     if not isinstance(raw, dict):
         return None
-    value = next((raw[f] for f in KEY_FIELDS if raw.get(f) not in (None, "")), None)
-    return None if value is None else str(value)
+    value = next((raw[f] for f in rule.fields if raw.get(f) not in (None, "")), None)
+    if value is None:
+        return None
+    return rule.mapping.get(str(value), str(value))
 
 
 def _key_from_location(path: Path, keys: Sequence[str]) -> tuple[str | None, list[str]]:
@@ -188,11 +320,19 @@ def _tried(path: Path, keys: Sequence[str], inside: list[str]) -> str:
 def _check_shapes(path: Path, data: list[Any]) -> list[dict[str, Any]]:
     for i, raw in enumerate(data):
         if not isinstance(raw, dict):
-            raise InputError(f"{path}: item {i}: expected an object, got {type(raw).__name__}")
-        if "question" not in raw or not any(f in raw for f in ANSWER_FIELDS):
             raise InputError(
-                f"{path}: item {i}: neither dataset shape fits: expected "
-                "{question, answer} or {question, ground_truth, context}; "
+                f"{path}: {_item(i, raw)}: expected an object, got {type(raw).__name__}"
+            )
+        claims = raw.get("assertions") or (
+            (raw.get("attributes") or {}).get("assertions")
+            if isinstance(raw.get("attributes"), dict)
+            else None
+        )
+        if _question_field(raw) is None or not (any(f in raw for f in ANSWER_FIELDS) or claims):
+            raise InputError(
+                f"{path}: {_item(i, raw)}: neither dataset shape fits: expected "
+                "{question, answer} or {question, ground_truth, context} (an answer may be a "
+                "list), or {question_text, assertions}; "
                 f"got fields {sorted(raw)}"
             )
     return data
@@ -211,31 +351,42 @@ def _items(
     file_key: str | None,
     forced: bool,
     group_by: Sequence[str] = (),
+    rule: KeyRule = KeyRule(),
+    keys: Sequence[str] | None = None,
 ) -> list[tuple[QAItem, bool]]:
-    """(item, has an explicit id) for each question of one (shape-checked) file."""
+    """(item, has an explicit id) for each question of one (shape-checked) file; with
+    `keys` (a `dataset.index_field` rule), an item's key must be one of them."""
     out: list[tuple[QAItem, bool]] = []
     for i, raw in enumerate(data):
-        answer_field = next(f for f in ANSWER_FIELDS if f in raw)
-        question = _text(path, i, raw, "question")
-        reference = _text(path, i, raw, answer_field)
-        own = _own_key(raw)
+        field_name = _question_field(raw)
+        assert field_name is not None  # shape-checked
+        question = _text(path, i, raw, field_name)
+        gold = _gold(path, i, raw)
+        own = _own_key(raw, rule)
         if own is not None and forced and own != file_key:
             raise InputError(
-                f"{path}: item {i}: imdb_key {own!r} differs from the key {file_key!r} "
-                "dataset.files maps this file to"
+                f"{path}: {_item(i, raw)}: {rule.fields[0]} {own!r} differs from the key "
+                f"{file_key!r} dataset.files maps this file to"
+            )
+        if own is not None and keys is not None and own not in keys:
+            value = next(str(raw[f]) for f in rule.fields if raw.get(f) not in (None, ""))
+            raise InputError(
+                f"{path}: {_item(i, raw)}: {rule.fields[0]} {value!r} is not a key under "
+                f"'indexes' ({', '.join(keys)}); map it to one in dataset.index_map"
             )
         index_key = own or file_key
         assert index_key is not None  # the caller resolved a key for keyless items
-        given = raw.get("id", raw.get("qid"))
-        explicit = given not in (None, "")
+        given = _given_id(raw)
+        explicit = given is not None
         item = QAItem(
             qid=str(given) if explicit else question_id(index_key, question),
             index_key=index_key,
             question=question,
-            reference=reference,
+            reference=" | ".join(gold),
             evidence=_evidence(path, i, raw),
             groups={f: v for f in group_by if (v := _group_value(raw.get(f))) is not None},
             assertions=_assertions(path, i, raw),
+            answers=gold if len(gold) > 1 else None,
         )
         out.append((item, explicit))
     return out
@@ -258,7 +409,9 @@ def _search(folder: Path, exclude: Sequence[Path]) -> list[Path]:
 
 
 def _holds_questions(data: list[Any] | None) -> bool:
-    return bool(data) and any(isinstance(d, dict) and "question" in d for d in data or [])
+    return bool(data) and any(
+        isinstance(d, dict) and _question_field(d) is not None for d in data or []
+    )
 
 
 def load_dataset(
@@ -268,14 +421,20 @@ def load_dataset(
     files: Mapping[str, Path] | None = None,
     exclude: Sequence[Path] = (),
     group_by: Sequence[str] = (),
+    index_field: str | None = None,
+    index_map: Mapping[str, str] | None = None,
 ) -> Dataset:
     """Load the questions of a dataset file or folder, and of `files` ({key: file}).
 
     `index_keys` are the configured keys (they give files their key); `exclude` are
     folders a search skips (the run's output); `group_by` names item fields each item
-    keeps as its `groups`. Bad input raises a one-line `InputError`.
+    keeps as its `groups`; `index_field` the item field naming its index (GraphRAG-Bench's
+    `source`; default `imdb_key`/`index_key`), `index_map` its values' keys. Bad input
+    raises a one-line `InputError`.
     """
     keys = list(index_keys)
+    rule = KeyRule((index_field,) if index_field else KEY_FIELDS, dict(index_map or {}))
+    strict = keys if index_field or index_map else None
     # (file, parsed list, key, key forced by dataset.files)
     sources: list[tuple[Path, list[Any], str | None, bool]] = []
     for key, file in (files or {}).items():
@@ -305,7 +464,7 @@ def load_dataset(
     for file, data in found:
         _check_shapes(file, data)
         key, inside = _key_from_location(file, keys)
-        needs_key = any(_own_key(raw) is None for raw in data)
+        needs_key = any(_own_key(raw, rule) is None for raw in data)
         if key is None and needs_key:
             if len(found) == 1 and not sources and len(keys) == 1:
                 key = keys[0]  # the only configured index
@@ -321,7 +480,9 @@ def load_dataset(
     loaded = [
         (file, i, item, explicit)
         for file, data, key, forced in sources
-        for i, (item, explicit) in enumerate(_items(file, data, key, forced, group_by))
+        for i, (item, explicit) in enumerate(
+            _items(file, data, key, forced, group_by, rule, strict)
+        )
     ]
     if not loaded:
         raise InputError(f"{where}: dataset has no questions")
@@ -337,16 +498,23 @@ def load_dataset(
             item = item.model_copy(update={"qid": f"{base}-{occurrences[base]}"})
             first_file, first_i = seen[base]
             first = (
-                f"item {first_i}"
+                f"item {first_i + 1}"
                 if first_file == file
-                else f"{_short(first_file, where)} item {first_i}"
+                else f"{_short(first_file, where)} item {first_i + 1}"
             )
-            repeats.append(f"{_short(file, where)} item {i} repeats {first} (id {item.qid})")
+            repeats.append(f"{_short(file, where)} item {i + 1} repeats {first} (id {item.qid})")
         if item.qid in seen:
-            raise InputError(f"{file}: item {i}: duplicate question id {item.qid!r}")
+            raise InputError(f"{file}: item {i + 1}: duplicate question id {item.qid!r}")
         seen[item.qid] = (file, i)
         items.append(item)
     warnings = []
+    unreferenced = sum(1 for item in items if not item.gold)
+    if unreferenced:
+        warnings.append(
+            f"{where}: {unreferenced} of {len(items)} questions have no reference answer (only "
+            "assertions): the metrics that need one (correctness, token_recall, exact_match, "
+            "...) skip them"
+        )
     if repeats:
         s = "s" if len(repeats) > 1 else ""
         warnings.append(
@@ -378,7 +546,9 @@ def dataset_fingerprint(items: list[QAItem]) -> str:
     """A hash of the questions and references (detects a changed dataset on resume)."""
     h = hashlib.sha256()
     for item in sorted(items, key=lambda x: x.qid):
-        # labels change no answer; a question without assertions hashes as before they existed
-        data = item.model_dump(exclude={"groups", *(() if item.assertions else ("assertions",))})
+        # labels change no answer; a question without assertions (or one answer) hashes as
+        # before they existed
+        unset = [f for f in ("assertions", "answers") if not getattr(item, f)]
+        data = item.model_dump(exclude={"groups", *unset})
         h.update(json.dumps(data, sort_keys=True).encode())
     return h.hexdigest()[:16]

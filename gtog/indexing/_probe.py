@@ -15,8 +15,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from gtog._errors import InputError, describe_exception
 from gtog.llm._errors import fatal_reason
 from gtog.search._preflight import reachable
@@ -49,10 +47,13 @@ def endpoint_of(model: ModelConfig) -> str:
 
 def _raw_key(settings: Path, group: str, model_id: str) -> str | None:
     """The model's `api_key` as written in the settings file (`${GRAPHRAG_API_KEY}`)."""
+    from gtog._errors import InputError
+    from gtog._project import read_settings
+
     try:
-        data = yaml.safe_load(settings.read_text(encoding="utf-8")) or {}
+        data = read_settings(settings).data  # (graphrag 2.x's in 3.3's shape)
         value = ((data.get(group) or {}).get(model_id) or {}).get("api_key")
-    except (OSError, ValueError, yaml.YAMLError, AttributeError):
+    except (InputError, AttributeError):
         return None
     return str(value) if value is not None else None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from gtog._errors import FatalRunError
@@ -15,6 +16,7 @@ __all__ = [
     "TRANSIENT_ERRORS",
     "ModelFatalError",
     "as_fatal",
+    "fatal_in",
     "fatal_reason",
     "transient",
     "with_transient_retries",
@@ -55,6 +57,42 @@ _FATAL_STATUS = {
 }
 
 
+_GOOGLE_STATUS = {
+    "API_KEY_INVALID": 401,
+    "UNAUTHENTICATED": 401,
+    "PERMISSION_DENIED": 403,
+    "NOT_FOUND": 404,
+}
+"""Google's error reasons and statuses (a Gemini error body's `details[].reason` and
+`status`) that retrying cannot fix, as the HTTP status they mean. LiteLLM maps Gemini's
+`400 API_KEY_INVALID` to an AuthenticationError but its `403 PERMISSION_DENIED` to a
+BadRequestError, so the body decides."""
+
+_CLIENT_ERRORS = {
+    "BadRequestError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+}
+
+
+def _google_reason(text: str) -> str | None:
+    """The first of Google's fatal reasons or statuses quoted in an error's text."""
+    found = re.findall(r'"(?:reason|status)"\s*:\s*"([A-Z_]+)"', text)
+    return next((r for r in found if r in _GOOGLE_STATUS), None)
+
+
+def _answered(exc: BaseException, status: int) -> str:
+    """What the server answered: its own status and Google's reason when the error body
+    names them (`400 API_KEY_INVALID`), else `status`."""
+    text = str(exc)
+    reason = _google_reason(text)
+    if reason is None:
+        return str(status)
+    code = re.search(r'"code"\s*:\s*(\d{3})', text)
+    return f"{code.group(1) if code else status} {reason}"
+
+
 class ModelFatalError(FatalRunError):
     """A provider error that stops the run: the key, the permission or the model is wrong."""
 
@@ -69,27 +107,58 @@ def fatal_reason(exc: BaseException) -> int | None:
         return exc.status
     status = getattr(exc, "status_code", None)
     name = type(exc).__name__
+    if name in _CLIENT_ERRORS:
+        reason = _google_reason(str(exc))
+        if reason is not None:
+            return _GOOGLE_STATUS[reason]
     by_name = {"AuthenticationError": 401, "PermissionDeniedError": 403, "NotFoundError": 404}
     if name in by_name:
         return by_name[name]
     return status if status in _FATAL_STATUS else None
 
 
-def as_fatal(exc: BaseException, model_id: str, config: ModelConfig) -> BaseException:
-    """`exc` as a `ModelFatalError` naming the model when it is fatal, else `exc` itself."""
+def as_fatal(exc: BaseException, model_id: str | None, config: ModelConfig) -> BaseException:
+    """`exc` as a `ModelFatalError` naming the model when it is fatal, else `exc` itself.
+
+    Every provider's errors come through here (OpenAI's 401, Azure's 401, Gemini's 400
+    `API_KEY_INVALID`, ...): one line naming the model id (when known), provider, model and
+    `api_base`, what the server answered and what to check.
+    """
     status = fatal_reason(exc)
     if status is None or isinstance(exc, ModelFatalError):
         return exc
     where = f" at {config.api_base}" if config.api_base else ""
+    named = f"model {model_id!r} ({config.model_provider}/{config.model}{where})"
+    if model_id is None:
+        named = f"model {config.model_provider}/{config.model}{where}"
     return ModelFatalError(
-        f"model {model_id!r} ({config.model_provider}/{config.model}{where}) answered "
-        f"{status}: {_FATAL_STATUS[status]}",
-        status,
+        f"{named} answered {_answered(exc, status)}: {_FATAL_STATUS[status]}", status
     )
 
 
+def fatal_in(exc: BaseException) -> BaseException | None:
+    """The first fatal provider error in `exc`, its causes and (for an exception group)
+    its members, else None."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if fatal_reason(current) is not None:
+            return current
+        todo.extend(getattr(current, "exceptions", ()) or ())
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
+
+
 def transient(config: ModelConfig) -> ModelConfig:
-    """`config` whose retry (if any) also retries transient errors, unless it names its own."""
+    """`config` whose retry (if any) also retries transient errors, unless it names its own
+    (and, like every retry in gtog, waits the delay a server states: `gtog.llm._retry`)."""
+    from gtog.llm._retry import register_retries
+
+    register_retries()
     retry = config.retry
     if retry is None or "exceptions_to_skip" in (retry.model_extra or {}):
         return config

@@ -75,24 +75,65 @@ async def shared_call(
 
 class SharedModel:
     """A graphrag_llm completion or embedding model whose identical asynchronous requests
-    in flight share one reply; everything else is the wrapped model's."""
+    in flight share one reply; everything else is the wrapped model's.
 
-    def __init__(self, inner: Any, config: ModelConfig) -> None:
+    Every call's error passes `as_fatal`: a refused key, permission or model (whatever the
+    provider's way of saying it) is a `ModelFatalError` naming the model, in one line.
+    """
+
+    def __init__(self, inner: Any, config: ModelConfig, model_id: str | None = None) -> None:
         self._inner = inner
         self.model_config = config
         """The `ModelConfig` of the wrapped model (graphrag_llm keeps its own private)."""
+        self.model_id = model_id
+
+    def _fatal(self, exc: Exception) -> BaseException:
+        from gtog.llm._errors import as_fatal
+
+        return as_fatal(exc, self.model_id, self.model_config)
 
     async def completion_async(self, **kwargs: Any) -> Any:
         """The wrapped model's `completion_async`, shared with an identical one in flight."""
-        return await shared_call(
-            "chat", self.model_config, kwargs, lambda: self._inner.completion_async(**kwargs)
-        )
+        try:
+            return await shared_call(
+                "chat", self.model_config, kwargs, lambda: self._inner.completion_async(**kwargs)
+            )
+        except Exception as exc:
+            if (error := self._fatal(exc)) is exc:
+                raise
+            raise error from exc
 
     async def embedding_async(self, **kwargs: Any) -> Any:
         """The wrapped model's `embedding_async`, shared with an identical one in flight."""
-        return await shared_call(
-            "embedding", self.model_config, kwargs, lambda: self._inner.embedding_async(**kwargs)
-        )
+        try:
+            return await shared_call(
+                "embedding",
+                self.model_config,
+                kwargs,
+                lambda: self._inner.embedding_async(**kwargs),
+            )
+        except Exception as exc:
+            if (error := self._fatal(exc)) is exc:
+                raise
+            raise error from exc
+
+    def completion(self, **kwargs: Any) -> Any:
+        """The wrapped model's synchronous `completion` (not shared)."""
+        try:
+            return self._inner.completion(**kwargs)
+        except Exception as exc:
+            if (error := self._fatal(exc)) is exc:
+                raise
+            raise error from exc
+
+    def embedding(self, **kwargs: Any) -> Any:
+        """The wrapped model's synchronous `embedding` (not shared)."""
+        try:
+            return self._inner.embedding(**kwargs)
+        except Exception as exc:
+            if (error := self._fatal(exc)) is exc:
+                raise
+            raise error from exc
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

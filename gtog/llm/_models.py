@@ -45,6 +45,8 @@ Messages = str | list[dict[str, Any]]
 
 _OPENAI_WIRE = {"openai", "azure", "hosted_vllm", "lm_studio", "openai_like", "custom_openai"}
 """Providers whose requests are OpenAI chat-completions bodies (extra_body is merged in)."""
+_GOOGLE_WIRE = {"gemini", "vertex_ai", "vertex_ai_beta"}
+"""Providers whose requests are Gemini `generateContent` bodies."""
 
 
 def _supports_schema(config: ModelConfig) -> bool:
@@ -96,6 +98,9 @@ class ChatModel:
             extra = dict(args.get("extra_body") or {})
             extra.setdefault("response_format", fmt)
             args["extra_body"] = extra
+        elif self.config.model_provider in _GOOGLE_WIRE:
+            # the same loss: Gemini's own field, which LiteLLM puts in generationConfig
+            args.setdefault("response_mime_type", "application/json")
         else:
             args["response_format_json_object"] = True
 
@@ -281,7 +286,7 @@ class EmbeddingModel:
         return run_sync(self.embed(texts))
 
 
-def gated_completion(model_config: ModelConfig) -> LLMCompletion:
+def gated_completion(model_config: ModelConfig, model_id: str | None = None) -> LLMCompletion:
     """graphrag_llm's completion model for `model_config`, its requests passing the call
     gate (the run's cache and limits, `gtog.llm._gate`), an identical request in flight
     shared (`gtog.llm._flights`)."""
@@ -293,10 +298,10 @@ def gated_completion(model_config: ModelConfig) -> LLMCompletion:
     inner = create_completion(
         model_config, cache=CALL_GATE, cache_key_creator=key_creator("chat", model_config)
     )
-    return cast("LLMCompletion", SharedModel(inner, model_config))
+    return cast("LLMCompletion", SharedModel(inner, model_config, model_id))
 
 
-def gated_embedding(model_config: ModelConfig) -> LLMEmbedding:
+def gated_embedding(model_config: ModelConfig, model_id: str | None = None) -> LLMEmbedding:
     """graphrag_llm's embedding model for `model_config`, through the call gate, an
     identical request in flight shared."""
     from graphrag_llm.embedding import create_embedding
@@ -307,16 +312,16 @@ def gated_embedding(model_config: ModelConfig) -> LLMEmbedding:
     inner = create_embedding(
         model_config, cache=CALL_GATE, cache_key_creator=key_creator("embedding", model_config)
     )
-    return cast("LLMEmbedding", SharedModel(inner, model_config))
+    return cast("LLMEmbedding", SharedModel(inner, model_config, model_id))
 
 
 def chat_model_from_config(config: GraphRagConfig, model_id: str) -> ChatModel:
     """The completion model `model_id` of a loaded graphrag config (transient errors retried)."""
     model_config = transient(config.get_completion_model_config(model_id))
-    return ChatModel(gated_completion(model_config), model_config, model_id)
+    return ChatModel(gated_completion(model_config, model_id), model_config, model_id)
 
 
 def embedding_model_from_config(config: GraphRagConfig, model_id: str) -> EmbeddingModel:
     """The embedding model `model_id` of a loaded graphrag config (transient errors retried)."""
     model_config = transient(config.get_embedding_model_config(model_id))
-    return EmbeddingModel(gated_embedding(model_config), model_config, model_id)
+    return EmbeddingModel(gated_embedding(model_config, model_id), model_config, model_id)

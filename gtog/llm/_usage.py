@@ -74,6 +74,9 @@ class UsageTally:
     embedding_tokens: int = 0
     cached_calls: int = 0
     """Chat and embedding calls replayed from the cache (also counted above)."""
+    cached_llm_calls: int = 0
+    """The chat calls among `cached_calls` (a search that replayed one took the cache's
+    time, not the model's)."""
     cached_usd: float = 0.0
     """What the replayed calls cost when first made (in `cost_usd` too; not spent again)."""
 
@@ -91,6 +94,7 @@ class UsageTally:
         self._spend(reply.cost_usd)
         if reply.cached:
             self._saved(reply.cost_usd)
+            self.cached_llm_calls += 1
 
     def add_embedding(self, tokens: int, cost: float | None, cached: bool = False) -> None:
         """Count one embedding request of `tokens` input tokens."""

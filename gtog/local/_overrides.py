@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gtog.local._weights import CHAT_MODEL_NAME, EMBEDDING_DIMS, EMBEDDING_MODEL_NAME
 
 __all__ = [
@@ -37,8 +35,9 @@ def _raw_settings(root: str | Path | None) -> dict[str, Any]:
     for name in ("settings.yaml", "settings.yml"):
         path = root / name if root.is_dir() else root
         if path.is_file():
-            data = yaml.safe_load(path.read_text()) or {}
-            return data if isinstance(data, dict) else {}
+            from gtog._project import read_settings
+
+            return read_settings(path).data  # (graphrag 2.x's in 3.3's shape)
     return {}
 
 

@@ -103,9 +103,11 @@ class _DeferredModel:
 def _load_graphrag_settings(path: Path, chat_id: str, embedding_id: str) -> JudgeModels:
     from graphrag.config.load_config import load_config
 
+    from gtog._project import load_graphrag_config
+
     cwd = Path.cwd()
-    try:
-        config = load_config(path)
+    try:  # a project folder's graphrag 2.x settings are translated (gtog.compat._settings)
+        config = load_graphrag_config(path) if path.is_dir() else load_config(path)
     except Exception as exc:
         raise ConfigError(f"{path}: cannot load graphrag settings: {exc}") from exc
     finally:

@@ -16,8 +16,9 @@ High is an upper bound (a search never spends more); low is what it must spend.
   `drift_k_followups` reports, at most `n_depth x drift_k_followups` local actions (one
   embedding each) and the reduce.
 - tog: the variant's call bound (`2·N·D + D + 1`, `N·D + D + 1` for edge pruning, `2·D +
-  1` text-guided), every call at most its largest prompt over `N x max_candidates`
-  candidate rows and `N x D` evidence hops (plus the text units shown); two embeddings.
+  1` text-guided, `D + 1` with `prune_strategy` semantic or bm25), every call at most its
+  largest prompt over `N x max_candidates` candidate rows and `N x D` evidence hops (plus
+  the text units shown); two embeddings (`3 + 2·N·D` with semantic pruning).
 
 Output tokens per call are the call's cap (`max_completion_tokens` / `max_tokens`, ToG's
 `pruning_max_tokens`), else the model's own maximum from LiteLLM's table.
@@ -346,7 +347,7 @@ async def bound_tog(project: Project, options: dict[str, Any]) -> SearchBound:
         embedding_model=c.get_embedding_model_config(
             s.embedding_model_id or c.local_search.embedding_model_id
         ),
-        embeddings=(0, 2),
+        embeddings=(0, 2 + s.max_embedding_calls),  # (semantic pruning embeds candidates)
         embedding_extra=out,
         context=n * d * row + units,
         answer=answer,

@@ -40,20 +40,20 @@ __all__ = [
 ]
 
 
-def _gated(engine: Any) -> Any:
+def _gated(engine: Any, block: Any = None) -> Any:
     """`engine` with the models graphrag's factory gave it (its completion model, its
     context builder's embedding model) made again through gtog's call gate (the run's
-    cache and limits)."""
+    cache and limits); `block` (the method's settings section) names their model ids."""
     from gtog.llm._models import gated_completion, gated_embedding
 
     config = model_config_of(engine.model)
     if config is not None:
-        engine.model = gated_completion(config)
+        engine.model = gated_completion(config, getattr(block, "completion_model_id", None))
     builder = getattr(engine, "context_builder", None)
     embedder = getattr(builder, "text_embedder", None)
     embedding_config = model_config_of(embedder)
     if embedding_config is not None:
-        gated = gated_embedding(embedding_config)
+        gated = gated_embedding(embedding_config, getattr(block, "embedding_model_id", None))
         builder.text_embedder = gated
         inner = getattr(builder, "local_mixed_context", None)  # DRIFT's local actions
         if getattr(inner, "text_embedder", None) is embedder:
@@ -147,7 +147,7 @@ async def build_local(project: Project, options: dict[str, Any]) -> SearchEngine
         response_type=options.get("response_type", "Single Paragraph"),
         system_prompt=project.prompt(config.local_search.prompt, "local_search.prompt"),
     )
-    _gated(engine)
+    _gated(engine, config.local_search)
     meter_model(engine, config.local_search.completion_model_id)
     return OffLoopSearch(engine)
 
@@ -166,7 +166,8 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
             config=config,
             response_type=options.get("response_type", "Single Paragraph"),
             system_prompt=project.prompt(config.basic_search.prompt, "basic_search.prompt"),
-        )
+        ),
+        config.basic_search,
     )
     engine = AnsweringBasicSearch(
         model=upstream.model,
@@ -267,7 +268,7 @@ async def build_global(project: Project, options: dict[str, Any]) -> SearchEngin
             gs.knowledge_prompt, "global_search.knowledge_prompt"
         ),
     )
-    _gated(engine)
+    _gated(engine, gs)
     model_id = gs.completion_model_id
     inner, model_config = engine.model, model_config_of(engine.model)
     engine.model = MeteredCompletion(inner, model_config, model_id, "reduce")
@@ -326,4 +327,4 @@ async def build_drift(project: Project, options: dict[str, Any]) -> SearchEngine
         reduce_system_prompt=project.prompt(ds.reduce_prompt, "drift_search.reduce_prompt"),
         response_type=options.get("response_type", "Single Paragraph"),
     )
-    return FreshDrift(_gated(engine), ds.completion_model_id)
+    return FreshDrift(_gated(engine, ds), ds.completion_model_id)

@@ -14,11 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gtog._errors import InputError
 
-__all__ = ["PLACEHOLDERS", "USAGE_FIELDS", "HttpEndpoint", "StreamPaths"]
+__all__ = ["HEADER_PLACEHOLDERS", "PLACEHOLDERS", "USAGE_FIELDS", "HttpEndpoint", "StreamPaths"]
 
 PLACEHOLDERS = ("question", "index_key", "question_id")
+HEADER_PLACEHOLDERS = ("index_key", "question_id")
+"""What is filled in a header's value (a question is no header: it may not be ASCII)."""
 USAGE_FIELDS = ("llm_calls", "prompt_tokens", "output_tokens", "cost_usd")
+MAX_REPLY_BYTES = 10_000_000
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SECRET_HEADER = re.compile(
+    r"auth|key|token|secret|cookie|password|passwd|session|signature|credential", re.I
+)
+"""Header names whose values are secrets (Authorization, X-API-Key, Cookie, ...)."""
 
 
 class StreamPaths(BaseModel):
@@ -48,7 +55,8 @@ class HttpEndpoint(BaseModel):
     body: Any = Field(default_factory=lambda: {"query": "{question}"})
     """Any JSON; `{question}`, `{index_key}`, `{question_id}` filled in its strings."""
     headers: dict[str, str] = Field(default_factory=dict)
-    """`${VAR}` is the environment variable's value (never logged, never in the spec)."""
+    """`${VAR}` is the environment variable's value (never logged, never in the spec);
+    `{index_key}` and `{question_id}` are filled in per request."""
     answer: str = "response"
     context: str | None = None
     usage: dict[Literal["llm_calls", "prompt_tokens", "output_tokens", "cost_usd"], str] = Field(
@@ -63,6 +71,10 @@ class HttpEndpoint(BaseModel):
     retry: dict[str, Any] | None = None
     """graphrag_llm's retry settings (type, max_retries, base_delay, ...); absent: the
     index's local_search model's."""
+    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, gt=0)
+    """A longer reply is the pair's error (`reply too large`), read no further."""
+    max_retry_after: float = Field(default=60.0, ge=0)
+    """The longest wait a 429/503's `Retry-After` may ask for before the next attempt."""
 
     @field_validator("url")
     @classmethod
@@ -71,6 +83,17 @@ class HttpEndpoint(BaseModel):
             raise ValueError(f"{value!r} is not an http:// or https:// address")
         if _ENV.search(value):
             raise ValueError("no ${VAR} in the url (it is written in the spec); use a header")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if "{question}" in text:
+                raise ValueError(
+                    f"{name}: {{question}} cannot be sent in a header (put it in the body); "
+                    "{index_key} and {question_id} can"
+                )
         return value
 
     @field_validator("retry")
@@ -103,4 +126,16 @@ class HttpEndpoint(BaseModel):
             if missing:
                 raise InputError(f"{where}.headers.{name}: ${{{missing[0]}}} is not set")
             out[name] = _ENV.sub(lambda m: environ[m.group(1)], value)
+        return out
+
+    def secret_values(self, environ: Mapping[str, str]) -> list[str]:
+        """What the redactor masks: every `${VAR}`'s value, and the value of each header
+        whose name says it holds a secret (Authorization, X-API-Key, Cookie, ...), whole
+        and its credential after a scheme (`Bearer <token>`)."""
+        out = [environ[v] for v in self.variables() if environ.get(v)]
+        for name, value in self.headers.items():
+            if not _SECRET_HEADER.search(name):
+                continue
+            text = _ENV.sub(lambda m: environ.get(m.group(1), ""), value).strip()
+            out += [text, text.split()[-1]] if text else []
         return out

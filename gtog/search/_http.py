@@ -11,11 +11,19 @@
         timeout: 120              # seconds per request
 
 `{question}`, `{index_key}` and `{question_id}` are filled in the url (URL-quoted) and in
-every string of the body; `${VAR}` in a header is the environment variable's value, known
-to the run's redactor and never written anywhere (the spec holds url, body and paths, not
-headers). A JSON reply is read at once; a server-sent-events reply (`text/event-stream`)
-or JSON lines (`application/x-ndjson`) is read to its end, the answer being the
-concatenation of every event's answer path, context and usage the last event's.
+every string of the body, `{index_key}` and `{question_id}` in the headers too (LightRAG's
+`LIGHTRAG-WORKSPACE: "{index_key}"`); `${VAR}` in a header is the environment variable's
+value, known to the run's redactor and never written anywhere (the spec holds url, body
+and paths, not headers). A JSON reply is read at once, decoded by its `charset` (UTF-8
+when it names none); a server-sent-events reply (`text/event-stream`) or JSON lines
+(`application/x-ndjson`) is read to its end, the answer being the concatenation of every
+event's answer path, context and usage the last event's. A reply longer than
+`max_reply_bytes` (10 MB) is the pair's error, read no further.
+
+Redirects: a 307/308 to the same origin is followed (the POST repeated there); a redirect
+to another origin is refused, naming both origins (the configured headers, the API key
+among them, are never sent to another origin), and so is a 301/302/303, which would turn
+the POST into a GET without its body (the error names where it pointed).
 
 A streaming agent (`stream: {answer: content.delta, done: done, route: done.method_used,
 error: error.message}`): each path's first part names the event (SSE `event:`, or the
@@ -26,15 +34,19 @@ pair's error (its message), a stream that ends without `done` is an error (`stre
 
 Retries: graphrag_llm's own `Retry`, configured like the index's model calls (the retry
 block of its local_search completion model in settings.yaml; `retry:` here overrides it),
-for 429, 503 and dropped connections only. Every other failure (another HTTP status, the
-timeout, a reply that is not JSON or lacks the answer path) is the pair's error at once,
-with its `error_kind`. What the service spent is unknown unless `usage` reads it from the
-reply: never 0.
+for 429, 503 and dropped connections only; a 429/503's `Retry-After` (seconds or a date)
+is waited out before the next attempt, up to `max_retry_after` seconds (the policy's own
+backoff counting towards it). Every retry is one line in the log (eval.log during a run).
+Every other failure (another HTTP status, the timeout, a reply that is not JSON or lacks
+the answer path) is the pair's error at once, with its `error_kind`. An error message
+never holds a secret header's value (the service may echo it). What the service spent is
+unknown unless `usage` reads it from the reply: never 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import logging
 import os
@@ -48,13 +60,15 @@ from graphrag.query.structured_search.base import SearchResult
 
 from gtog._dotted import MISSING, context_text, pick
 from gtog._errors import describe_exception
-from gtog.search._endpoints import HttpEndpoint
+from gtog._redact import Redactor
+from gtog.search._endpoints import HEADER_PLACEHOLDERS, HttpEndpoint
 from gtog.search._outcome import current_question_id
 
 if TYPE_CHECKING:
     import httpx
     from graphrag_llm.config import RetryConfig
     from graphrag_llm.retry import Retry
+    from httpx_sse import ServerSentEvent
 
     from gtog._project import Project
 
@@ -100,11 +114,18 @@ class EndpointError(Exception):
             self.error_kind = kind
 
 
-class RateLimitError(EndpointError):
+class _Retryable(EndpointError):
+    """A status the retry policy retries; `retry_after`: the seconds its `Retry-After`
+    header asked for (None: it did not)."""
+
+    retry_after: float | None = None
+
+
+class RateLimitError(_Retryable):
     """429: retried (graphrag_llm's retry keys on the class name, as for model calls)."""
 
 
-class ServiceUnavailableError(EndpointError):
+class ServiceUnavailableError(_Retryable):
     """503: retried."""
 
 
@@ -130,8 +151,62 @@ class BadReply(EndpointError):
     error_kind = "bad reply"
 
 
-_NOT_RETRIED = ["EndpointError", "EndpointStatusError", "EndpointTimeout", "BadReply"]
+class ReplyTooLarge(EndpointError):
+    """A reply longer than the endpoint's `max_reply_bytes`: not retried, not read on."""
+
+    error_kind = "reply too large"
+
+
+class RedirectRefused(EndpointError):
+    """A redirect to another origin, or one that turns the POST into a GET: not followed."""
+
+    error_kind = "redirect"
+
+
+_NOT_RETRIED = [
+    "EndpointError",
+    "EndpointStatusError",
+    "EndpointTimeout",
+    "BadReply",
+    "ReplyTooLarge",
+    "RedirectRefused",
+]
 """`exceptions_to_skip` of the HTTP retry: everything but 429, 503 and the connection."""
+
+_REDIRECTS = (301, 302, 303, 307, 308)
+_MAX_REDIRECTS = 5
+
+
+def _origin(url: httpx.URL) -> str:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    port = f":{url.port}" if url.port not in (None, default) else ""
+    return f"{url.scheme}://{url.host}{port}"
+
+
+def _retry_after(value: str | None) -> float | None:
+    """A `Retry-After` header's wait in seconds (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+@dataclass
+class _Attempts:
+    """One search's attempts: the last failure and when it happened (for the retry log
+    and `Retry-After`)."""
+
+    count: int = 0
+    failure: EndpointError | None = None
+    failed_at: float = 0.0
 
 
 def _fill(value: Any, values: dict[str, str], quote: bool = False) -> Any:
@@ -220,12 +295,14 @@ class HttpEngine:
         index_key: str,
         headers: dict[str, str],
         retry: Retry | None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.name = name
         self.endpoint = endpoint
         self.index_key = index_key
         self._headers = headers
         self._retry = retry
+        self._redact = redactor or Redactor()
 
     async def search(self, query: str) -> HttpResult:
         """Ask the endpoint; any failure raises `EndpointError` (its kind named)."""
@@ -238,11 +315,18 @@ class HttpEngine:
         }
         url = _fill(self.endpoint.url, values, quote=True)
         body = _fill(self.endpoint.body, values)
+        headers = _fill(self._headers, {k: values[k] for k in HEADER_PLACEHOLDERS})
         start = time.perf_counter()
-        async with httpx.AsyncClient(timeout=None, follow_redirects=True) as client:
+        attempts = _Attempts()
+        async with httpx.AsyncClient(timeout=None, follow_redirects=False) as client:
 
             async def attempt() -> _Reply:
-                return await self._attempt(client, url, body)
+                await self._before(attempts, values["question_id"])
+                try:
+                    return await self._attempt(client, url, body, headers)
+                except EndpointError as exc:
+                    attempts.failure, attempts.failed_at = exc, time.monotonic()
+                    raise
 
             if self._retry is None:
                 reply = await attempt()
@@ -260,34 +344,124 @@ class HttpEngine:
             route=reply.route,
         )
 
-    async def _attempt(self, client: httpx.AsyncClient, url: str, body: Any) -> _Reply:
+    async def _before(self, attempts: _Attempts, question_id: str) -> None:
+        """Before a retry: one log line, and the wait a `Retry-After` asked for (bounded by
+        `max_retry_after`; the policy's backoff since the failure counts towards it)."""
+        attempts.count += 1
+        failure = attempts.failure
+        if failure is None:
+            return
+        wait = 0.0
+        asked = failure.retry_after if isinstance(failure, _Retryable) else None
+        if asked is not None:
+            bounded = min(asked, self.endpoint.max_retry_after)
+            wait = max(0.0, bounded - (time.monotonic() - attempts.failed_at))
+        waited = f"; waiting {wait:.1f} s more as its Retry-After asks" if wait > 0 else ""
+        logger.warning(
+            "http_methods.%s on %s, question %s: retry %d after %s: %s%s",
+            self.name,
+            self.index_key,
+            question_id or "-",
+            attempts.count - 1,
+            failure.error_kind,
+            failure,
+            waited,
+        )
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    async def _attempt(
+        self, client: httpx.AsyncClient, url: str, body: Any, headers: dict[str, str]
+    ) -> _Reply:
         timeout = self.endpoint.timeout
         try:
             async with asyncio.timeout(timeout):
-                return await self._request(client, url, body)
+                return await self._request(client, url, body, headers)
         except TimeoutError:
             raise EndpointTimeout(
                 f"timed out after {timeout:g} s (http_methods.{self.name}.timeout)"
             ) from None
+        except EndpointError as exc:  # the service may echo a header: never in a message
+            exc.args = (self._redact(str(exc)),)
+            raise
 
-    async def _request(self, client: httpx.AsyncClient, url: str, body: Any) -> _Reply:
+    def _redirected(self, response: httpx.Response) -> str:
+        """Where a redirect may be followed to (307/308, same origin), else RedirectRefused."""
+        code = response.status_code
+        target = response.url.join(response.headers["location"])
+        here, there = _origin(response.url), _origin(target)
+        if here != there:
+            raise RedirectRefused(
+                f"HTTP {code}: the service redirects from {here} to another origin, {there}; "
+                f"refused, so that http_methods.{self.name}.headers are never sent there "
+                "(point url at the new address if you trust it)",
+                kind="cross-origin redirect",
+            )
+        if code in (301, 302, 303):
+            raise RedirectRefused(
+                f"HTTP {code} {response.reason_phrase}: the service redirects the POST from "
+                f"{response.url} to {target}, which would turn it into a GET without its "
+                f"body; set http_methods.{self.name}.url to {target}"
+            )
+        return str(target)
+
+    def _too_large(self, size: str) -> ReplyTooLarge:
+        cap = self.endpoint.max_reply_bytes
+        return ReplyTooLarge(
+            f"the reply is longer than {cap} bytes ({size}; "
+            f"http_methods.{self.name}.max_reply_bytes); not read further"
+        )
+
+    async def _body(self, response: httpx.Response, strict: bool = True) -> bytes:
+        """The reply's bytes, at most `max_reply_bytes` (over: ReplyTooLarge, or the first
+        bytes when not `strict`, for an error status's text)."""
+        cap = self.endpoint.max_reply_bytes
+        length = response.headers.get("content-length", "")
+        if strict and length.isdigit() and int(length) > cap:
+            raise self._too_large(f"Content-Length {length}")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > cap:
+                if strict:
+                    raise self._too_large(f"{size} bytes read")
+                chunks.append(chunk[: len(chunk) - (size - cap)])
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _request(
+        self, client: httpx.AsyncClient, url: str, body: Any, headers: dict[str, str]
+    ) -> _Reply:
         import httpx
 
         try:
-            async with client.stream("POST", url, json=body, headers=self._headers) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise _status_error(response)
-                kind = response.headers.get("content-type", "").partition(";")[0].strip()
-                if kind == "text/event-stream":
-                    from httpx_sse import EventSource
-
-                    sse = [e async for e in EventSource(response).aiter_sse()]
-                    if self.endpoint.stream is not None:
-                        return self._read_stream([_named(e.event, _event(e.data)) for e in sse])
-                    events = [_event(e.data) for e in sse]
-                    return self._read([e for e in events if e is not None], streamed=True)
-                raw = await response.aread()
+            for _ in range(_MAX_REDIRECTS + 1):
+                async with client.stream("POST", url, json=body, headers=headers) as response:
+                    code = response.status_code
+                    if code in _REDIRECTS and "location" in response.headers:
+                        url = self._redirected(response)
+                        continue
+                    if code >= 400:
+                        raw = await self._body(response, strict=False)
+                        raise _status_error(
+                            response, raw.decode(response.encoding or "utf-8", "replace")
+                        )
+                    kind = response.headers.get("content-type", "").partition(";")[0].strip()
+                    if kind == "text/event-stream":
+                        sse = await self._sse(response)
+                        if self.endpoint.stream is not None:
+                            return self._read_stream([_named(e.event, _event(e.data)) for e in sse])
+                        events = [_event(e.data) for e in sse]
+                        return self._read([e for e in events if e is not None], streamed=True)
+                    raw = await self._body(response)
+                    encoding = response.encoding or "utf-8"
+                    break
+            else:
+                raise RedirectRefused(
+                    f"more than {_MAX_REDIRECTS} redirects from {self.endpoint.url}"
+                )
         except EndpointError:
             raise
         except (httpx.ConnectError, httpx.ReadError, httpx.WriteError) as exc:
@@ -296,7 +470,7 @@ class HttpEngine:
             raise APIConnectionError(f"connection dropped: {describe_exception(exc)}") from exc
         except httpx.HTTPError as exc:
             raise EndpointError(describe_exception(exc)) from exc
-        text = raw.decode("utf-8", errors="replace")
+        text = raw.decode(encoding, errors="replace").removeprefix("\ufeff")
         if kind in ("application/x-ndjson", "application/jsonl", "application/json-lines"):
             lines = [_event(line) for line in text.split("\n")]
             if self.endpoint.stream is not None:
@@ -309,6 +483,20 @@ class HttpEngine:
                 f"the reply is not JSON (content-type {kind or 'none'}): {text[:80]!r}"
             ) from None
         return self._read([data], streamed=False)
+
+    async def _sse(self, response: httpx.Response) -> list[ServerSentEvent]:
+        """A server-sent-events reply's events (decoded by its charset), at most
+        `max_reply_bytes` of them."""
+        from httpx_sse import EventSource
+
+        events: list[ServerSentEvent] = []
+        size = 0
+        async for e in EventSource(response).aiter_sse():
+            size += len(e.data.encode()) + len(e.event or "") + 8
+            if size > self.endpoint.max_reply_bytes:
+                raise self._too_large(f"{size} bytes of events read")
+            events.append(e)
+        return events
 
     def _read(self, events: list[Any], streamed: bool) -> _Reply:
         """The answer, context and stated usage of a reply's events (one for plain JSON)."""
@@ -372,15 +560,17 @@ class HttpEngine:
         return _Reply(answer, context_text(_last(events, e.context)), StatedUsage(**usage), route)
 
 
-def _status_error(response: httpx.Response) -> EndpointError:
+def _status_error(response: httpx.Response, body: str) -> EndpointError:
     code = response.status_code
-    text = " ".join(response.text.split())[:200]
+    text = " ".join(body.split())[:200]
     message = f"HTTP {code} {response.reason_phrase}" + (f": {text}" if text else "")
     kind = f"http {code}"
-    if code == 429:
-        return RateLimitError(message, kind)
-    if code == 503:
-        return ServiceUnavailableError(message, kind)
+    if code in (429, 503):
+        error: _Retryable = (RateLimitError if code == 429 else ServiceUnavailableError)(
+            message, kind
+        )
+        error.retry_after = _retry_after(response.headers.get("retry-after"))
+        return error
     return EndpointStatusError(message, kind)
 
 
@@ -407,11 +597,11 @@ def build_http_engine(
     """The engine of HTTP method `name` on index `index_key` (headers expanded now)."""
     from graphrag_llm.retry import create_retry
 
-    headers = endpoint.expanded_headers(
-        os.environ if environ is None else environ, f"http_methods.{name}"
-    )
+    env = os.environ if environ is None else environ
+    headers = endpoint.expanded_headers(env, f"http_methods.{name}")
     config = retry_config(endpoint, project)
     retry = None
     if config is not None:
         retry = create_retry(config.model_copy(update={"exceptions_to_skip": _NOT_RETRIED}))
-    return HttpEngine(name, endpoint, index_key, headers, retry)
+    redactor = Redactor(endpoint.secret_values(env))
+    return HttpEngine(name, endpoint, index_key, headers, retry, redactor)

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from gtog._errors import InputError, describe_exception
 from gtog.llm._ahead import EmbeddingsAhead, model_identity
+from gtog.llm._errors import ModelFatalError
 
 if TYPE_CHECKING:
     from gtog._project import Project
@@ -206,6 +207,8 @@ async def vector_size_problems(uses: list[VectorUse]) -> tuple[list[str], Embedd
         try:
             response = await model.embedding.embedding_async(input=[asker.question])
             size = len(response.data[0].embedding)
+        except ModelFatalError:
+            raise  # a refused key: the run cannot go on (one line, see `as_fatal`)
         except Exception as exc:
             logger.warning(
                 "vector sizes not checked for embedding model %r: %s",

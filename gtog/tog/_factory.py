@@ -44,8 +44,10 @@ def get_tog_search_engine(
         config, settings.completion_model_id or config.local_search.completion_model_id
     )
     embedder = None
-    if description_embedding_store is not None or (
-        settings.graded and text_unit_embedding_store is not None
+    if (
+        description_embedding_store is not None
+        or (settings.graded and text_unit_embedding_store is not None)
+        or settings.prune_strategy == "semantic"
     ):
         embedder = embedding_model_from_config(
             config, settings.embedding_model_id or config.local_search.embedding_model_id

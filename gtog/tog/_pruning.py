@@ -87,6 +87,9 @@ def _entries(reply: _Scores, count: int) -> list[tuple[int, float] | None]:
     (not an entry, no number, an id that was not shown)."""
     value = reply.scores
     items: list[tuple[object, object]] = []
+    if _positional(value, count):  # `[8, 3, 6]`: a score per candidate, in order (1-10 or 0-1)
+        scale = 10.0 if any(float(v) > 1 for v in value) else 1.0
+        return [(i, float(v) / scale) for i, v in enumerate(value)]
     if isinstance(value, list):
         items = [(v.get("id"), v.get("score")) if isinstance(v, dict) else (v, None) for v in value]
     elif isinstance(value, dict):
@@ -101,6 +104,16 @@ def _entries(reply: _Scores, count: int) -> list[tuple[int, float] | None]:
             continue
         entries.append((index, score) if 0 <= index < count and math.isfinite(score) else None)
     return entries
+
+
+def _positional(value: object, count: int) -> bool:
+    """A bare list of one number per candidate (the graphrag fork's prompts ask for it)."""
+    return (
+        isinstance(value, list)
+        and len(value) == count
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        and all(math.isfinite(float(v)) for v in value)
+    )
 
 
 def _positive(entries: list[tuple[int, float] | None]) -> dict[int, float]:
@@ -153,7 +166,10 @@ def _entity_lines(graph: KnowledgeGraph, edges: list[Edge]) -> str:
 async def prune_relations(
     run: QueryRun, depth: int, path: ReasoningPath, edges: list[Edge]
 ) -> list[tuple[Edge, float]]:
-    """Up to `width` of `edges` with scores summing to 1 (no LLM call for a single edge)."""
+    """Up to `width` of `edges` with scores summing to 1 (no LLM call for a single edge;
+    none at all with `prune_strategy` semantic or bm25: `gtog.tog._free`)."""
+    if run.scorer is not None:
+        return await run.scorer.relations(run, depth, path, edges)
     width = run.settings.width
     if len(edges) <= 1:
         return [(e, 1.0) for e in edges]
@@ -190,7 +206,10 @@ async def prune_entities(
     path: ReasoningPath,
     relations: list[tuple[Edge, float]],
 ) -> list[ReasoningPath]:
-    """`path` extended by each kept relation, scored by the LLM's entity scores."""
+    """`path` extended by each kept relation, scored by the LLM's entity scores (or the
+    LLM-free scorer's)."""
+    if run.scorer is not None:
+        return await run.scorer.entities(run, depth, path, relations)
     if len(relations) <= 1:
         return [path.extend(e, r, 1.0) for e, r in relations]
     edges = [e for e, _ in relations]

@@ -9,6 +9,7 @@ from pydantic import BaseModel, field_validator, model_validator
 
 from gtog.llm._replies import parse_json_reply
 from gtog.tog._run import QueryRun
+from gtog.tog._settings import EVIDENCE_LINES
 
 __all__ = ["Sufficiency", "answer", "is_sufficient", "parse_sufficient"]
 
@@ -60,6 +61,10 @@ async def is_sufficient(run: QueryRun, depth: int, evidence: str) -> bool:
 
 
 async def answer(run: QueryRun, evidence: str) -> str:
-    """The final answer from `evidence` (exactly the text passed here)."""
-    reply = await run.call("answer", evidence=evidence, response_type=run.settings.response_type)
+    """The final answer from `evidence` (exactly the text passed here); with
+    `evidence_lines`, followed by the edges it relies on (`A --[relation]--> B`)."""
+    response_type = run.settings.response_type
+    if run.settings.evidence_lines:
+        response_type += EVIDENCE_LINES
+    reply = await run.call("answer", evidence=evidence, response_type=response_type)
     return reply.text.strip()

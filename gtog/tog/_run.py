@@ -53,6 +53,9 @@ class QueryRun:
     trace: ExplorationTrace = field(default_factory=ExplorationTrace)
     """The tree of candidates explored (`gtog.tog._trace`)."""
     embedder: EmbeddingModel | None = None
+    scorer: Any = None
+    """The LLM-free pruning scorer (`gtog.tog._free.FreeScorer`) of `prune_strategy`
+    semantic or bm25; None: the LLM prunes."""
     question_error: str = ""
     """Why the question has no vector (empty while it has one or was not asked for)."""
     _vector: asyncio.Future[np.ndarray | None] | None = field(default=None, repr=False)

@@ -36,6 +36,7 @@ from graphrag_vectors import VectorStore
 from gtog.llm._models import ChatModel, EmbeddingModel
 from gtog.tog._beam import explore_graded
 from gtog.tog._exploration import explore_depth
+from gtog.tog._free import FreeScorer
 from gtog.tog._graph import KnowledgeGraph
 from gtog.tog._linking import link_topic_entities
 from gtog.tog._paths import ReasoningPath, evidence_tables, evidence_text
@@ -86,11 +87,18 @@ class ToGContextBuilder(GlobalContextBuilder):
         self.description_embedding_store = description_embedding_store
         self.text_embedder = text_embedder
         # the vectors are read (once, here) only by the variants that rank with them
+        ranked = settings.graded or settings.prune_strategy == "semantic"
+        descriptions = VectorLookup.from_store(
+            "entity_description", description_embedding_store if ranked else None
+        )
+        self.scorer = (
+            None
+            if settings.llm_pruning
+            else FreeScorer(settings.prune_strategy, graph, descriptions)
+        )
         self.ranker = QuestionRanker(
             graph,
-            VectorLookup.from_store(
-                "entity_description", description_embedding_store if settings.graded else None
-            ),
+            descriptions,
             VectorLookup.from_store(
                 "text_unit_text", text_unit_embedding_store if settings.text_guided else None
             ),
@@ -98,7 +106,14 @@ class ToGContextBuilder(GlobalContextBuilder):
 
     def new_run(self, query: str) -> QueryRun:
         """The per-question state of one search (usage, fallbacks, exploration log)."""
-        return QueryRun(query, self.model, self.settings, self.prompts, embedder=self.text_embedder)
+        return QueryRun(
+            query,
+            self.model,
+            self.settings,
+            self.prompts,
+            embedder=self.text_embedder,
+            scorer=self.scorer,
+        )
 
     async def build_context(
         self,
@@ -112,7 +127,7 @@ class ToGContextBuilder(GlobalContextBuilder):
         """
         run: QueryRun = kwargs.get("run") or self.new_run(query)
         s = self.settings
-        if s.graded:
+        if s.graded or s.prune_strategy == "semantic":
             run.start_question_vector()
         linking = await link_topic_entities(
             run, self.graph, self.description_embedding_store, self.text_embedder

@@ -6,12 +6,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gtog._errors import InputError
 from gtog._project import SETTINGS_FILES
 
 __all__ = [
+    "EVIDENCE_LINES",
+    "FORK_KEYS",
+    "FORK_UNUSED",
     "SETTINGS_FILES",
     "ToGPromptFiles",
     "ToGSettings",
@@ -32,6 +35,15 @@ class ToGPromptFiles(BaseModel):
     edge_pruning: str | None = None
     reasoning: str | None = None
     answer: str | None = None
+
+
+EVIDENCE_LINES = (
+    "\nAfter the answer, write a line `Evidence:` and under it each relation of the evidence "
+    "paths the answer relies on, one per line, as `ENTITY A --[relation]--> ENTITY B`, with "
+    "the entity names exactly as the evidence writes them."
+)
+"""What `tog_search.evidence_lines: true` adds to ToG's answer format (`response_type`);
+`path_validity` checks the lines against the graph."""
 
 
 class ToGSettings(BaseModel):
@@ -61,6 +73,9 @@ class ToGSettings(BaseModel):
     """Ask for JSON output in linking, pruning and reasoning calls."""
     response_type: str = "Single Paragraph"
     """Free-form description of the answer's format."""
+    evidence_lines: bool = False
+    """Ask the answer to end with the edges it relies on, one per line (`Evidence:`, then
+    `A --[relation]--> B`), for the `path_validity` metric to check against the graph."""
     completion_model_id: str | None = None
     """A completion model id of settings.yaml; None = the local_search model."""
     embedding_model_id: str | None = None
@@ -76,7 +91,27 @@ class ToGSettings(BaseModel):
     """`edges` / `text_guided`: candidates the LLM scores below this are not followed."""
     text_unit_max_tokens: int = Field(default=2000, ge=1)
     """`text_guided`: token budget of the text units in the evidence (with max_text_units)."""
+    prune_strategy: Literal["llm", "semantic", "bm25"] = "llm"
+    """How the paper's relation and entity pruning score candidates: `llm` (the paper's two
+    calls per beam path), `semantic` (embedding similarity to the question: relations
+    embedded per path, entities by the index's stored description vectors where they
+    exist) or `bm25` (lexical: Okapi BM25 of the question's words); the last two make no
+    LLM call to prune (`pruning: paper` only)."""
     prompts: ToGPromptFiles = Field(default_factory=ToGPromptFiles)
+
+    @model_validator(mode="after")
+    def _strategy(self) -> ToGSettings:
+        if self.prune_strategy != "llm" and self.graded:
+            raise ValueError(
+                f"prune_strategy {self.prune_strategy} scores the paper's relation and "
+                "entity pruning: use it with pruning: paper and text_guided: false"
+            )
+        return self
+
+    @property
+    def llm_pruning(self) -> bool:
+        """Whether pruning asks the LLM (`prune_strategy: llm`)."""
+        return self.prune_strategy == "llm"
 
     @property
     def graded(self) -> bool:
@@ -85,18 +120,32 @@ class ToGSettings(BaseModel):
 
     @property
     def variant(self) -> str:
-        """`paper`, `edges`, `paper+text` or `edges+text`."""
-        return self.pruning + ("+text" if self.text_guided else "")
+        """`paper`, `edges`, `paper+text`, `edges+text`, `paper+semantic` or `paper+bm25`."""
+        strategy = "" if self.llm_pruning else f"+{self.prune_strategy}"
+        return self.pruning + ("+text" if self.text_guided else "") + strategy
 
     @property
     def stages(self) -> tuple[str, ...]:
         """The LLM stages (usage categories) of this variant, in call order."""
+        if not self.llm_pruning:
+            return ("entity_linking", "reasoning", "answer")
         pruning = ("relation_pruning", "entity_pruning") if not self.graded else ("edge_pruning",)
         return ("entity_linking", *pruning, "reasoning", "answer")
 
     @property
+    def max_embedding_calls(self) -> int:
+        """Embedding requests per question beyond linking's: `semantic` embeds the question
+        once, and per beam path and depth at most its relations and the reached entities
+        without a stored vector (1 + 2·N·D); the other strategies embed nothing more."""
+        if self.prune_strategy != "semantic":
+            return 0
+        return 1 + 2 * self.width * self.depth
+
+    @property
     def call_bound_rule(self) -> str:
         """The formula of `max_llm_calls` for this variant."""
+        if not self.llm_pruning:
+            return "D + 1"
         if self.text_guided:
             return "2·D + 1"
         return "N·D + D + 1" if self.pruning == "edges" else "2·N·D + D + 1"
@@ -105,9 +154,12 @@ class ToGSettings(BaseModel):
     def max_llm_calls(self) -> int:
         """The guaranteed bound on LLM calls per question (linking and answer included).
 
-        paper: 2·N·D + D + 1; edges: N·D + D + 1; text_guided (either pruning): 2·D + 1.
+        paper: 2·N·D + D + 1; edges: N·D + D + 1; text_guided (either pruning): 2·D + 1;
+        `prune_strategy` semantic or bm25: D + 1 (linking, D - 1 sufficiency checks, answer).
         """
         n, d = self.width, self.depth
+        if not self.llm_pruning:
+            return d + 1
         if self.text_guided:
             return 2 * d + 1
         per_depth = n if self.pruning == "edges" else 2 * n
@@ -125,6 +177,10 @@ def spec_settings(settings: ToGSettings, prompts: dict[str, str]) -> dict[str, A
     from gtog._hashing import stable_hash
 
     drop = {"prompts", "pruning", "text_guided", "min_relevance", "text_unit_max_tokens"}
+    if not settings.evidence_lines:  # (absent from the spec of runs that do not ask)
+        drop.add("evidence_lines")
+    if settings.llm_pruning:
+        drop.add("prune_strategy")  # (the spec of a run before the key existed)
     if settings.graded:
         drop -= {"pruning", "text_guided", "min_relevance"}
     if settings.text_guided:
@@ -160,6 +216,67 @@ def _read_block(root: Path) -> tuple[dict[str, Any], str]:
     return {}, str(root / SETTINGS_FILES[0])
 
 
+FORK_KEYS = {
+    "chat_model_id": "completion_model_id",
+    "relation_scoring_prompt": "prompts.relation_pruning",
+    "entity_scoring_prompt": "prompts.entity_pruning",
+    "reasoning_prompt": "prompts.answer",
+}
+"""The `tog_search:` keys of the graphrag fork users carry -> gtog's (`width`, `depth`,
+`embedding_model_id`, `prune_strategy` and the temperatures are gtog's names too)."""
+
+FORK_UNUSED = {
+    "num_retain_entity": "each graphrag relationship reaches one entity, so there is no "
+    "group of entities per relation to sample from",
+    "max_context_tokens": "the evidence is the kept paths (at most width a depth), not cut to "
+    "a token budget",
+    "max_exploration_paths": "the beam keeps width paths (each path's evidence is kept)",
+}
+"""Fork keys gtog's ToG has no use for, and why: named in a note, not an error."""
+
+_NOTED: set[str] = set()
+
+
+def _fork_shape(block: dict[str, Any], source: str) -> tuple[dict[str, Any], list[str]]:
+    """`block` with the fork's keys in gtog's names, and a line per key mapped or unused."""
+    out = {k: v for k, v in block.items() if k not in FORK_KEYS and k not in FORK_UNUSED}
+    said: list[str] = []
+    prompts = dict(out.get("prompts") or {})
+    for key, new in FORK_KEYS.items():
+        if key not in block:
+            continue
+        said.append(f"{key} -> {new}")
+        if new.startswith("prompts."):
+            prompts[new.split(".", 1)[1]] = block[key]
+        elif new in block:
+            raise InputError(f"{source}: tog_search: {key} and {new} name the same model")
+        else:
+            out[new] = block[key]
+    if prompts:
+        out["prompts"] = prompts
+        if any(k.endswith("_prompt") for k in block if k in FORK_KEYS):
+            out.setdefault("json_mode", False)  # their prompts ask for a bare list of scores
+    said += [f"{k} not used ({why})" for k, why in FORK_UNUSED.items() if k in block]
+    return out, said
+
+
+def _say_fork(source: str, said: list[str]) -> None:
+    """Name once per file (and process) how a fork-shaped block was read."""
+    if not said or source in _NOTED:
+        return
+    _NOTED.add(source)
+    import logging
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    note = f"{source}: tog_search read in the graphrag fork's shape: {'; '.join(said)}"
+    logging.getLogger("gtog.tog").info("%s", note)
+    Console(stderr=True).print(
+        f"[cyan]note:[/cyan] {escape(note)}", highlight=False, soft_wrap=True
+    )
+
+
 def _invalid(source: str, exc: ValidationError) -> InputError:
     err = exc.errors()[0]
     key = ".".join(str(p) for p in ("tog_search", *err["loc"]))
@@ -169,8 +286,9 @@ def _invalid(source: str, exc: ValidationError) -> InputError:
 
 def validate_tog_overrides(overrides: dict[str, Any], source: str) -> None:
     """Check ToG overrides on their own, so an error names the file that holds them."""
+    data, _ = _fork_shape(overrides, source)
     try:
-        ToGSettings.model_validate(overrides)
+        ToGSettings.model_validate(data)
     except ValidationError as exc:
         raise _invalid(source, exc) from None
 
@@ -181,7 +299,9 @@ def load_tog_settings(root: Path, overrides: dict[str, Any] | None = None) -> To
     Raises `InputError` naming the file and the offending key.
     """
     block, source = _read_block(Path(root))
-    data = _merge(block, overrides or {})
+    block, said = _fork_shape(block, source)
+    _say_fork(source, said)
+    data = _merge(block, _fork_shape(overrides or {}, source)[0])
     try:
         return ToGSettings.model_validate(data)
     except ValidationError as exc:

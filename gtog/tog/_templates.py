@@ -33,6 +33,15 @@ PROMPT_NAMES = (
 `pruning: edges` and `text_guided` variants, the two before it the paper's."""
 
 
+_FORK_NAMES = {
+    "query": "question",
+    "entity_name": "entity",
+    "current_path": "path",
+    "exploration_paths": "evidence",
+}
+"""The graphrag fork's placeholder -> the value gtog passes under its own name."""
+
+
 def default_prompt(name: str) -> str:
     """The built-in prompt text of stage `name`."""
     if name not in PROMPT_NAMES:
@@ -57,8 +66,18 @@ class ToGPrompts:
     answer: str
 
     def render(self, name: str, **values: object) -> str:
-        """Stage `name`'s prompt with `values` substituted (unknown `$words` left as is)."""
-        return render_prompt(getattr(self, name), values)
+        """Stage `name`'s prompt with `values` substituted (unknown `$words` left as is).
+
+        The graphrag fork's placeholders are filled too (`{query}`, `{entity_name}`,
+        `{relations}`, `{candidate_entities}`, `{current_path}`, `{exploration_paths}`), so
+        its prompt files work as they are (`tog_search.relation_scoring_prompt`, ...).
+        """
+        aliases = {new: values[old] for new, old in _FORK_NAMES.items() if old in values}
+        if "candidates" in values:
+            aliases["relations" if name == "relation_pruning" else "candidate_entities"] = values[
+                "candidates"
+            ]
+        return render_prompt(getattr(self, name), {**aliases, **values})
 
 
 def load_prompts(settings: ToGSettings, root: Path | None = None) -> ToGPrompts:

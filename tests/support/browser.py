@@ -12,10 +12,10 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Layout", "PageLoad", "find_chromium", "layout_at", "load_page", "screenshot"]
+__all__ = ["FLAGS", "Layout", "PageLoad", "find_chromium", "layout_at", "load_page", "screenshot"]
 
 _FLAGS = (
     "--headless",
@@ -28,6 +28,8 @@ _FLAGS = (
     "--disable-sync",
     "--disable-extensions",
 )
+FLAGS = _FLAGS
+"""Chromium's flags for this closed network (also what Playwright launches it with)."""
 _CONSOLE = re.compile(r':CONSOLE(?:\(\d+\))?:?\d*\] "(.*)", source: (\S*)')
 
 
@@ -111,6 +113,9 @@ class Layout:
     chart_scales: dict[str, float]
     """Per `<svg class="chart">` (by its label): drawn width / its own width (1 = full size;
     0.5 = its 12 px text drawn at 6 px)."""
+    scrolling: dict[str, bool] = field(default_factory=dict)
+    """Each box that scrolls sideways (a table by its first header, a chart by its label):
+    whether the page marks it as one (its `scrolls` class: a line and a shadow say so)."""
 
 
 _PROBE = """<!DOCTYPE html><html><body style="margin:0">
@@ -120,14 +125,25 @@ _PROBE = """<!DOCTYPE html><html><body style="margin:0">
 document.getElementById("f").addEventListener("load", () => {{
   const d = document.getElementById("f").contentDocument;
   d.querySelectorAll("details").forEach((x) => {{ x.open = true; }});
+  document.getElementById("f").contentWindow.dispatchEvent(new Event("resize"));
   const root = d.documentElement;
   const charts = {{}};
   d.querySelectorAll("svg.chart").forEach((s) => {{
     charts[s.getAttribute("aria-label")] =
       s.getBoundingClientRect().width / s.viewBox.baseVal.width;
   }});
+  const scrolling = {{}};
+  d.querySelectorAll("table, .chart-box, .scroll").forEach((b, i) => {{
+    if (b.scrollWidth <= b.clientWidth + 1) {{ return; }}
+    const named = b.querySelector("svg.chart");
+    const head = b.querySelector("th");
+    const name = named ? named.getAttribute("aria-label")
+      : (head ? head.textContent.trim() : b.tagName.toLowerCase()) + " #" + i;
+    scrolling[name] = b.classList.contains("scrolls");
+  }});
   document.getElementById("layout").textContent = JSON.stringify(
-    {{scroll: root.scrollWidth, client: root.clientWidth, charts: charts}});
+    {{scroll: root.scrollWidth, client: root.clientWidth, charts: charts,
+      scrolling: scrolling}});
 }});
 </script></body></html>
 """
@@ -152,4 +168,4 @@ def layout_at(chromium: str, page: Path, width: int, timeout: float = 120) -> La
     if found is None:
         raise RuntimeError(f"the probe did not measure {page}:\n{proc.stderr[-3000:]}")
     data = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    return Layout(data["scroll"], data["client"], data["charts"])
+    return Layout(data["scroll"], data["client"], data["charts"], data["scrolling"])

@@ -9,23 +9,44 @@ One endpoint per method, as a FastAPI backend on GraphRAG would have them:
 - `.../search/flaky`: 503 twice per question, then answers like `agent`.
 - `.../search/slow`: never answers.
 - `.../search/broken`: a JSON reply without `response`.
+- `.../search/echo`: HTTP 500 whose text echoes the credentials it was sent (as a careless
+  service does: `invalid credentials: Bearer <token>, X-API-Key <key>`).
+- `.../search/latin1`: the answer in ISO-8859-1, saying so in its `charset`.
+- `.../search/huge?bytes=N[&chunked=1]`: an answer N bytes long (without Content-Length
+  when chunked).
+- `.../search/limited?after=S[&date=1]`: 429 with `Retry-After: S` (seconds, or as an HTTP
+  date) once per question, then the answer.
 - `.../search/agent/stream`: a streaming agent, as the user's backend: server-sent events
   `status` (`step: routing|routed|searching|generating`, `method`), `content` (`delta`),
   `done` (`method_used`, `sources`, `router_reasoning`). It routes by keyword (`route_of`:
-  a question starting "Who" to `local`, any other to `basic`) and answers with the
+  a question starting "Who" to `local`, any other to `basic`; `routes` renames them) and
+  answers with the
   reference, but for the question ids in `wrong` ("I do not know"). A question holding
   `[error]` gets an `error` event (`message`), one holding `[cut]` a stream that stops
   before `done`. The plain `agent` reply names the same route (`method_used`).
 
-Every request needs `Authorization: Bearer <token>` (else 401). `requests` logs what came
-in (path, body, whether the token matched), headers kept out of it.
+Every request there needs `Authorization: Bearer <token>` (else 401).
+
+- `POST /redirect/{code}?to=URL`: answers `code` (301, 302, 303, 307, 308) with
+  `Location: URL`, whoever asks.
+- `POST /query`: LightRAG's endpoint (lightrag/api/routers/query_routes.py): `{query, mode,
+  include_references, include_chunk_content}` in, `{response, references: [{reference_id,
+  file_path, content}]}` out; needs `X-API-Key: <token>` (else 401), reads the workspace
+  from `LIGHTRAG-WORKSPACE` (one per index key), and answers a question it has no context
+  for with LightRAG's own "Sorry, I'm not able to provide an answer to that
+  question.[no-context]" and no references.
+
+`requests` logs what came in (path, body, whether the credentials matched, the workspace
+header, when it came), other headers kept out of it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +62,8 @@ class ServiceRequest:
     path: str
     body: Any
     authorized: bool
+    workspace: str | None = None
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -56,15 +79,17 @@ class SearchService:
     _failures: dict[str, int] = field(default_factory=dict)
     wrong: frozenset[str] = frozenset()
     """Question ids the streaming agent answers wrongly."""
+    routes: tuple[str, str] = ("local", "basic")
+    """The agent's two routes: for a question starting "Who", and for any other."""
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    @staticmethod
-    def route_of(question: str) -> str:
-        """The agent's keyword router: `local` for a "Who" question, else `basic`."""
-        return "local" if question.strip().lower().startswith("who") else "basic"
+    def route_of(self, question: str) -> str:
+        """The agent's keyword router: the first route (`local`) for a "Who" question,
+        else the second (`basic`)."""
+        return self.routes[0 if question.strip().lower().startswith("who") else 1]
 
     async def _agent_stream(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
@@ -123,6 +148,38 @@ class SearchService:
                 return web.json_response({"detail": "busy"}, status=503)
         if name == "broken":
             return web.json_response({"result": "an answer under another key"})
+        if name == "echo":
+            said = request.headers.get("Authorization", "")
+            key = request.headers.get("X-API-Key", "")
+            return web.Response(status=500, text=f"invalid credentials: {said}, X-API-Key {key}")
+        if name == "latin1":
+            reply = json.dumps({"response": "Café Noël"}, ensure_ascii=False)
+            return web.Response(
+                body=reply.encode("iso-8859-1"),
+                headers={"Content-Type": "application/json; charset=ISO-8859-1"},
+            )
+        if name == "huge":
+            size = int(request.query["bytes"])
+            data = json.dumps({"response": "x" * max(0, size - 16)}).encode()
+            if "chunked" not in request.query:
+                return web.Response(body=data, content_type="application/json")
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            response.enable_chunked_encoding()
+            await response.prepare(request)
+            for i in range(0, len(data), 65536):
+                await response.write(data[i : i + 65536])
+            await response.write_eof()
+            return response
+        if name == "limited":
+            seen = self._failures.get(question, 0)
+            if seen < 1:
+                self._failures[question] = seen + 1
+                after = request.query["after"]
+                if "date" in request.query:
+                    after = email.utils.formatdate(time.time() + float(after), usegmt=True)
+                return web.json_response(
+                    {"detail": "slow down"}, status=429, headers={"Retry-After": after}
+                )
         answer = "I do not know" if name == "plain" else self._answer(question)
         context = {"entities": f"context of {request.match_info['index_key']}: {answer}"}
         stats = {"llm_calls": 3, "prompt_tokens": 120}
@@ -140,6 +197,39 @@ class SearchService:
         reply = {"response": answer, "context_data": context, "stats": stats}
         return web.json_response({**reply, "method_used": self.route_of(question)})
 
+    async def _redirect(self, request: web.Request) -> web.Response:
+        self.requests.append(ServiceRequest(request.path, await request.text(), False))
+        code = int(request.match_info["code"])
+        return web.Response(status=code, headers={"Location": request.query["to"]})
+
+    async def _lightrag(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        authorized = request.headers.get("X-API-Key") == self.token
+        workspace = request.headers.get("LIGHTRAG-WORKSPACE")
+        self.requests.append(ServiceRequest(request.path, body, authorized, workspace))
+        if not authorized:
+            return web.json_response({"detail": "Invalid API Key"}, status=403)
+        qa = json.loads(EXAMPLE_QA.read_text())
+        item = next(
+            (q for q in qa if q["question"] == body.get("query") and q["imdb_key"] == workspace),
+            None,
+        )
+        if item is None:
+            fail = "Sorry, I'm not able to provide an answer to that question.[no-context]"
+            return web.json_response({"response": fail, "references": []})
+        references = [
+            {
+                "reference_id": "1",
+                "file_path": f"{workspace}.txt",
+                "content": [f"chunk of {workspace}: {item['answer']}", "another chunk"],
+            }
+        ]
+        if not body.get("include_chunk_content"):
+            references = [{k: v for k, v in r.items() if k != "content"} for r in references]
+        if body.get("include_references") is False:
+            references = []
+        return web.json_response({"response": item["answer"], "references": references})
+
     def start(self) -> SearchService:
         ready = threading.Event()
 
@@ -148,6 +238,8 @@ class SearchService:
             self._loop = loop
             app = web.Application()
             app.router.add_post("/api/collections/{index_key}/search/{name}", self._search)
+            app.router.add_post("/redirect/{code}", self._redirect)
+            app.router.add_post("/query", self._lightrag)
             app.router.add_post(
                 "/api/collections/{index_key}/search/agent/stream", self._agent_stream
             )

@@ -161,3 +161,50 @@ def index_project(root: Path) -> None:
     result = gtog("index", "--root", str(root), timeout=600)
     if result.returncode != 0 or not (root / "output" / "entities.parquet").exists():
         raise RuntimeError(f"indexing {root} failed:\n{result.stdout}\n{result.stderr}")
+
+
+PROVIDERS: dict[str, dict[str, dict[str, str]]] = {
+    "gemini": {
+        "completion_models": {"model_provider": "gemini", "model": "gemini-2.5-flash"},
+        "embedding_models": {"model_provider": "gemini", "model": "gemini-embedding-001"},
+    },
+    "azure": {
+        "completion_models": {
+            "model_provider": "azure",
+            "model": "gpt-4o-mini",
+            "azure_deployment_name": "chat-deployment",
+            "api_version": "2024-10-21",
+        },
+        "embedding_models": {
+            "model_provider": "azure",
+            "model": "text-embedding-3-small",
+            "azure_deployment_name": "embedding-deployment",
+            "api_version": "2024-10-21",
+        },
+    },
+    "local": {  # an OpenAI-compatible server (llama.cpp, vLLM, Ollama): no price known
+        "completion_models": {"model_provider": "openai", "model": "llama-3.1-8b-instruct"},
+        "embedding_models": {"model_provider": "openai", "model": "nomic-embed-text"},
+    },
+}
+"""Model entries of each provider the scripted server speaks (`provider_copy`)."""
+
+
+def provider_copy(source: Path, dest: Path, provider: str, server: Any) -> Path:
+    """A copy of the indexed project `source` whose models are `provider`'s, served by the
+    scripted `server` in that provider's wire format (the index is the same: the server's
+    embeddings do not depend on the wire)."""
+    import yaml
+
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("logs", "cache"))
+    api_base = {
+        "gemini": server.gemini_base,
+        "azure": server.azure_base,
+        "local": server.base_url,
+    }[provider]
+    data = yaml.safe_load((dest / "settings.yaml").read_text())
+    for group, entry in PROVIDERS[provider].items():
+        for model in data[group].values():
+            model.update(entry, api_base=api_base)
+    (dest / "settings.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return dest

@@ -3,7 +3,19 @@
 It speaks `/v1/chat/completions` (plain JSON and SSE streaming, with `usage`),
 `/v1/embeddings` and `/v1/models`, answers chat requests by *rules* on the prompt,
 and keeps a log of every request so tests can count calls and tokens exactly as the
-server saw them.
+server saw them. The same rules answer two more wire formats:
+
+- Azure OpenAI: `/openai/deployments/{deployment}/chat/completions?api-version=...` (and
+  `/embeddings`), the key in an `api-key` header;
+- Google's Gemini REST API as LiteLLM's `gemini/` route sends it to a custom `api_base`
+  (`server.gemini_base`): `POST {base}/models/{model}:generateContent`,
+  `:streamGenerateContent?alt=sse`, `:batchEmbedContents`, the key in `x-goog-api-key`,
+  `usageMetadata` on replies, errors as `{"error": {code, message, status, details}}`
+  (429 `RESOURCE_EXHAUSTED` with a `RetryInfo.retryDelay`, 400 `API_KEY_INVALID`), cut
+  replies as `finishReason: MAX_TOKENS` or `SAFETY`.
+
+`server.report_usage = False` plays an OpenAI-compatible local server that reports no
+usage: `"usage": null` on replies and stream chunks, and no usage chunk even when asked.
 
     server = ScriptedServer(rules=[Rule("echo", lambda r: True, lambda r: r.last_user)])
     server.start()
@@ -11,7 +23,10 @@ server saw them.
     server.stop()
 
 A rule's reply may be a string, a `Fail(status, message)` to return an HTTP error (the
-message may quote the request's key as `{api_key}`, as providers do), a `Hang(seconds)`
+message may quote the request's key as `{api_key}`, as providers do; `reason` is Gemini's
+`ErrorInfo.reason`, e.g. `API_KEY_INVALID`; `retry_after` seconds go out as a `Retry-After`
+header, and as Gemini's `retryDelay`), a `Cut(text, finish_reason)` for a reply the model
+did not finish, a `Hang(seconds)`
 for a reply that does not come in time, or `Drop()` to close the connection without a
 reply. `server.faults = Faults(rate=0.2)` injects random 429/500 errors into a share of
 all requests (seeded; `server.injected` counts them); the status `DROP` among a `Faults`'
@@ -25,6 +40,7 @@ from a separate process (the port is printed on stdout).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import math
@@ -36,6 +52,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = [
     "DROP",
@@ -74,6 +91,54 @@ def hash_embedding(text: str, dims: int = 64) -> list[float]:
     return [v / norm for v in vec]
 
 
+_GEMINI_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+"""Google's status names for HTTP statuses (`error.status` of a Gemini error)."""
+
+_GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
+"""OpenAI finish reasons as Gemini's `finishReason`."""
+
+
+def _parts_text(parts: Any) -> str:
+    return "".join(str(p.get("text", "")) for p in parts or [] if isinstance(p, dict))
+
+
+def _gemini_as_openai(raw: dict[str, Any], model: str, stream: bool) -> dict[str, Any]:
+    """A `generateContent` body in OpenAI's chat shape, for the rules."""
+    messages: list[dict[str, Any]] = []
+    system = raw.get("systemInstruction") or raw.get("system_instruction")
+    if isinstance(system, dict):
+        messages.append({"role": "system", "content": _parts_text(system.get("parts"))})
+    for content in raw.get("contents") or []:
+        role = "assistant" if content.get("role") == "model" else "user"
+        messages.append({"role": role, "content": _parts_text(content.get("parts"))})
+    config = raw.get("generationConfig") or raw.get("generation_config") or {}
+    body: dict[str, Any] = {"model": model, "messages": messages, "stream": stream}
+    if config.get("temperature") is not None:
+        body["temperature"] = config["temperature"]
+    if config.get("maxOutputTokens") is not None:
+        body["max_tokens"] = config["maxOutputTokens"]
+    mime = config.get("responseMimeType") or config.get("response_mime_type")
+    if mime == "application/json":
+        body["response_format"] = {"type": "json_object"}
+    return body
+
+
+def _gemini_inputs(raw: dict[str, Any]) -> list[str]:
+    """The texts of a `batchEmbedContents` (or `embedContent`) body."""
+    if "requests" in raw:
+        return [_parts_text((r.get("content") or {}).get("parts")) for r in raw["requests"]]
+    return [_parts_text((raw.get("content") or {}).get("parts"))]
+
+
 def _base64(vec: list[float]) -> str:
     return base64.b64encode(struct.pack(f"<{len(vec)}f", *vec)).decode()
 
@@ -95,7 +160,12 @@ class ChatRequest:
 
     body: dict[str, Any]
     api_key: str = ""
-    """The bearer token the client sent."""
+    """The key the client sent (bearer token, `api-key` or `x-goog-api-key` header)."""
+    wire: str = "openai"
+    """The wire format it came in: `openai`, `azure` or `gemini` (whose `body` is the
+    request translated to OpenAI's shape; the Gemini body itself is in `raw`)."""
+    raw: dict[str, Any] = field(default_factory=dict)
+    """The request body as sent (Gemini's `contents`, `generationConfig`, ...)."""
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -145,6 +215,23 @@ class Fail:
 
     status: int = 500
     message: str = "scripted failure"
+    reason: str | None = None
+    """Gemini's `ErrorInfo.reason` (e.g. `API_KEY_INVALID`), sent in the error's details."""
+    retry_after: float | None = None
+    """Seconds the client should wait: a `Retry-After` header, and Gemini's `retryDelay`."""
+
+
+_REFUSED = {
+    "openai": Fail(401, "Incorrect API key provided. You can find your API key at ..."),
+    "azure": Fail(
+        401,
+        "Access denied due to invalid subscription key or wrong API endpoint. Make sure to "
+        "provide a valid key for an active subscription and use a correct regional API "
+        "endpoint for your resource.",
+    ),
+    "gemini": Fail(400, "API key not valid. Please pass a valid API key.", "API_KEY_INVALID"),
+}
+"""How each provider refuses a bad key (`ScriptedServer.accepts`)."""
 
 
 @dataclass(frozen=True)
@@ -222,6 +309,12 @@ class LogEntry:
     """When the request arrived (its request line was read; `time.time()`)."""
     end: float = 0.0
     """When the reply was written (0 until then); `time` is when it was decided."""
+    path: str = ""
+    """The request's path and query (`/v1/chat/completions`, `...:generateContent`)."""
+    auth: str = ""
+    """The header that carried the key: `Authorization`, `api-key` or `x-goog-api-key`."""
+    wire: str = "openai"
+    """The wire format: `openai`, `azure` or `gemini`."""
 
     @property
     def identity(self) -> str:
@@ -246,6 +339,12 @@ class ScriptedServer:
         self.embedding_dims = embedding_dims
         self.stream_usage = stream_usage
         """Send a final usage chunk on streams (only when the client asks for it)."""
+        self.report_usage = True
+        """False: report no usage at all (`"usage": null`), as some local servers do."""
+        self.accepts: Callable[[str], bool] | None = None
+        """Which keys the server takes (None: any); a request with another key is refused
+        as the wire's provider refuses it (OpenAI and Azure: 401; Gemini: 400
+        `API_KEY_INVALID`), chat and embeddings alike, before any rule or fault."""
         self.delay = delay
         """Seconds to wait before each chat reply (to make interruption tests deterministic)."""
         self.embedding_delay = embedding_delay
@@ -273,6 +372,16 @@ class ScriptedServer:
     def base_url(self) -> str:
         """The OpenAI-style base URL (`.../v1`)."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def gemini_base(self) -> str:
+        """The `api_base` for LiteLLM's `gemini/` route (`.../v1beta`)."""
+        return f"http://127.0.0.1:{self.port}/v1beta"
+
+    @property
+    def azure_base(self) -> str:
+        """The `api_base` of an Azure OpenAI resource (`.../openai/deployments/...` below)."""
+        return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> ScriptedServer:
         """Serve in a background thread."""
@@ -331,6 +440,8 @@ class ScriptedServer:
 
     def _record(self, entry: LogEntry) -> None:
         entry.start = getattr(self._request, "started", entry.time)
+        for name, value in (getattr(self._request, "meta", None) or {}).items():
+            setattr(entry, name, value)
         self._request.entry = entry
         with self._lock:
             if entry.start >= self._epoch:
@@ -350,6 +461,7 @@ class ScriptedServer:
                 # a call's server-side time runs from its request line to its reply's end
                 server._request.started = time.time()
                 server._request.entry = None
+                server._request.meta = None
                 return super().parse_request()
 
             def handle_one_request(self) -> None:
@@ -359,13 +471,55 @@ class ScriptedServer:
                     entry.end = time.time()
                     server._request.entry = None
 
-            def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+            def _send_json(
+                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _send_error(self, wire: str, fail: Fail) -> None:
+                """An HTTP error in the wire format's own shape."""
+                headers = {}
+                if fail.retry_after is not None and wire != "gemini":
+                    headers["Retry-After"] = f"{fail.retry_after:g}"
+                if wire != "gemini":
+                    payload = {"error": {"message": fail.message, "type": "scripted"}}
+                    self._send_json(fail.status, payload, headers)
+                    return
+                details: list[dict[str, Any]] = []
+                if fail.reason:
+                    details.append(
+                        {
+                            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                            "reason": fail.reason,
+                            "domain": "googleapis.com",
+                            "metadata": {"service": "generativelanguage.googleapis.com"},
+                        }
+                    )
+                if fail.retry_after is not None:
+                    details.append(
+                        {
+                            "@type": "type.googleapis.com/google.rpc.RetryInfo",
+                            "retryDelay": f"{fail.retry_after:g}s",
+                        }
+                    )
+                status = _GEMINI_STATUS.get(fail.status, "UNKNOWN")
+                error = {"code": fail.status, "message": fail.message, "status": status}
+                self._send_json(fail.status, {"error": {**error, "details": details}})
+
+            def _key(self) -> tuple[str, str]:
+                """(header, key) of the request's credentials."""
+                for header in ("x-goog-api-key", "api-key"):
+                    if self.headers.get(header):
+                        return header, str(self.headers.get(header))
+                auth = self.headers.get("Authorization") or ""
+                return ("Authorization" if auth else ""), auth.removeprefix("Bearer ").strip()
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
@@ -384,8 +538,22 @@ class ScriptedServer:
                 except json.JSONDecodeError:
                     self._send_json(400, {"error": {"message": "invalid JSON body"}})
                     return
-                path = self.path.rstrip("/")
-                kind = "chat" if path.endswith("/chat/completions") else "embeddings"
+                path = urlsplit(self.path).path.rstrip("/")
+                gemini = re.search(r"/models/([^/:]+):(\w+)$", path)
+                wire = (
+                    "gemini" if gemini else "azure" if "/openai/deployments/" in path else "openai"
+                )
+                if gemini:
+                    kind = "embeddings" if "mbed" in gemini.group(2) else "chat"
+                else:
+                    kind = "chat" if path.endswith("/chat/completions") else "embeddings"
+                header, key = self._key()
+                server._request.meta = {"path": self.path, "auth": header, "wire": wire}
+                if server.accepts is not None and not server.accepts(key):
+                    refused = _REFUSED[wire]
+                    server._record(LogEntry(kind, "refused", "", "", 0, 0, False, refused.status))
+                    self._send_error(wire, refused)
+                    return
                 status = server.faults.draw(kind) if server.faults is not None else None
                 if status is not None:
                     with server._lock:
@@ -393,52 +561,56 @@ class ScriptedServer:
                     if status == DROP:
                         self.close_connection = True
                         return
-                    self._send_json(status, {"error": {"message": "injected", "type": "fault"}})
+                    self._send_error(wire, Fail(status, "injected"))
                     return
-                if path.endswith("/chat/completions"):
-                    self._chat(body)
+                if gemini and kind == "chat":
+                    model, action = gemini.groups()
+                    stream = action == "streamGenerateContent"
+                    request = ChatRequest(_gemini_as_openai(body, model, stream), key, wire, body)
+                    self._chat(request)
+                elif gemini:
+                    self._embeddings(_gemini_inputs(body), wire, body)
+                elif path.endswith("/chat/completions"):
+                    self._chat(ChatRequest(body, api_key=key, wire=wire, raw=body))
                 elif path.endswith("/embeddings"):
-                    self._embeddings(body)
+                    inputs = body.get("input")
+                    inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+                    self._embeddings([str(x) for x in inputs], wire, body)
                 else:
                     self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
-            def _embeddings(self, body: dict[str, Any]) -> None:
-                inputs = body.get("input")
-                if isinstance(inputs, str):
-                    inputs = [inputs]
-                inputs = [str(x) for x in inputs or []]
+            def _embeddings(self, inputs: list[str], wire: str, body: dict[str, Any]) -> None:
                 if server.embedding_delay:
                     time.sleep(server.embedding_delay)
                 tokens = sum(count_tokens(t) for t in inputs)
-                # like OpenAI: base64 float32 when asked (the openai SDK asks by default)
-                as_base64 = body.get("encoding_format") == "base64"
-                data = [
-                    {
-                        "object": "embedding",
-                        "index": i,
-                        "embedding": _base64(vec) if as_base64 else vec,
-                    }
-                    for i, t in enumerate(inputs)
-                    for vec in [hash_embedding(t, server.embedding_dims)]
-                ]
+                vectors = [hash_embedding(t, server.embedding_dims) for t in inputs]
                 server._record(
                     LogEntry(
                         "embeddings", "embeddings", "\n".join(inputs), "", tokens, 0, False, 200
                     )
                 )
+                if wire == "gemini":  # batchEmbedContents: no usage, as Google's API
+                    self._send_json(200, {"embeddings": [{"values": v} for v in vectors]})
+                    return
+                # like OpenAI: base64 float32 when asked (the openai SDK asks by default)
+                as_base64 = body.get("encoding_format") == "base64"
+                data = [
+                    {"object": "embedding", "index": i, "embedding": _base64(v) if as_base64 else v}
+                    for i, v in enumerate(vectors)
+                ]
+                usage = {"prompt_tokens": tokens, "total_tokens": tokens}
                 self._send_json(
                     200,
                     {
                         "object": "list",
                         "data": data,
                         "model": body.get("model", "scripted"),
-                        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                        "usage": usage if server.report_usage else None,
                     },
                 )
 
-            def _chat(self, body: dict[str, Any]) -> None:
-                auth = self.headers.get("Authorization") or ""
-                request = ChatRequest(body, api_key=auth.removeprefix("Bearer ").strip())
+            def _chat(self, request: ChatRequest) -> None:
+                body = request.body
                 rule, reply = server.answer(request)
                 if server.delay:
                     time.sleep(server.delay)
@@ -452,7 +624,8 @@ class ScriptedServer:
                     self.close_connection = True
                     return
                 if isinstance(reply, Fail) and "{api_key}" in reply.message:
-                    reply = Fail(reply.status, reply.message.replace("{api_key}", request.api_key))
+                    message = reply.message.replace("{api_key}", request.api_key)
+                    reply = dataclasses.replace(reply, message=message)
                 prompt_tokens = count_tokens(request.prompt)
                 if isinstance(reply, Fail):
                     server._record(
@@ -469,9 +642,7 @@ class ScriptedServer:
                             body,
                         )
                     )
-                    self._send_json(
-                        reply.status, {"error": {"message": reply.message, "type": "scripted"}}
-                    )
+                    self._send_error(request.wire, reply)
                     return
                 finish = "stop"
                 if isinstance(reply, Cut):
@@ -491,11 +662,16 @@ class ScriptedServer:
                         body,
                     )
                 )
-                usage = {
+                if request.wire == "gemini":
+                    self._gemini_reply(request, reply, finish, prompt_tokens, output_tokens)
+                    return
+                usage: dict[str, int] | None = {
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": output_tokens,
                     "total_tokens": prompt_tokens + output_tokens,
                 }
+                if not server.report_usage:
+                    usage = None
                 ident = f"chatcmpl-{len(server.log)}"
                 model = body.get("model", "scripted")
                 if not request.stream:
@@ -523,7 +699,13 @@ class ScriptedServer:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 pieces = re.findall(r"\S+\s*|\s+", reply) or [""]
-                base = {"id": ident, "object": "chat.completion.chunk", "model": model}
+                base: dict[str, Any] = {
+                    "id": ident,
+                    "object": "chat.completion.chunk",
+                    "model": model,
+                }
+                if not server.report_usage:
+                    base["usage"] = None  # (llama.cpp, vLLM, ... without stream_options)
                 for i, piece in enumerate(pieces):
                     delta: dict[str, Any] = {"content": piece}
                     if i == 0:
@@ -533,11 +715,74 @@ class ScriptedServer:
                 final = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
                 self.wfile.write(f"data: {json.dumps(final)}\n\n".encode())
                 wants_usage = (body.get("stream_options") or {}).get("include_usage")
-                if server.stream_usage and wants_usage:
+                if server.stream_usage and wants_usage and usage is not None:
                     self.wfile.write(
                         f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode()
                     )
                 self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+            def _gemini_reply(
+                self,
+                request: ChatRequest,
+                reply: str,
+                finish: str,
+                prompt_tokens: int,
+                output_tokens: int,
+            ) -> None:
+                """A `generateContent` reply, or its `alt=sse` stream (one event a word)."""
+                reason = _GEMINI_FINISH.get(finish, "STOP")
+                usage = {
+                    "promptTokenCount": prompt_tokens,
+                    "candidatesTokenCount": output_tokens,
+                    "totalTokenCount": prompt_tokens + output_tokens,
+                }
+                version = {"modelVersion": request.body.get("model"), "responseId": "scripted"}
+
+                def candidate(text: str, finish_reason: str | None) -> dict[str, Any]:
+                    found: dict[str, Any] = {"index": 0}
+                    if text or finish_reason != "SAFETY":  # a blocked reply has no content
+                        found["content"] = {"parts": [{"text": text}], "role": "model"}
+                    if finish_reason is not None:
+                        found["finishReason"] = finish_reason
+                    if finish_reason == "SAFETY":
+                        found["safetyRatings"] = [
+                            {
+                                "category": "HARM_CATEGORY_DANGEROUS_CONTENT",
+                                "probability": "HIGH",
+                                "blocked": True,
+                            }
+                        ]
+                    return found
+
+                if not request.stream:
+                    payload = {
+                        "candidates": [candidate(reply, reason)],
+                        "usageMetadata": usage,
+                        **version,
+                    }
+                    self._send_json(200, payload)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                pieces = re.findall(r"\S+\s*|\s+", reply) or [""]
+                for i, piece in enumerate(pieces):
+                    last = i == len(pieces) - 1
+                    # like Google's API: every event has usageMetadata, the last the totals
+                    so_far = count_tokens("".join(pieces[: i + 1]))
+                    event = {
+                        "candidates": [candidate(piece, reason if last else None)],
+                        "usageMetadata": {
+                            **usage,
+                            "candidatesTokenCount": so_far,
+                            "totalTokenCount": prompt_tokens + so_far,
+                        },
+                        **version,
+                    }
+                    self.wfile.write(f"data: {json.dumps(event)}\r\n\r\n".encode())
                 self.wfile.flush()
                 self.close_connection = True
 

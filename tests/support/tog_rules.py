@@ -164,11 +164,34 @@ def _reasoning_reply(facts: list[Fact]):
     return reply
 
 
+_HOP = re.compile(r"\s*(?:-\[(?P<out>[^\]]*)\]->|<-\[(?P<back>[^\]]*)\]-)\s*")
+
+
+def evidence_lines(evidence: str) -> list[str]:
+    """The edges of ToG's evidence paths as `A --[relation]--> B` lines (what an answer
+    asked for `evidence_lines` states)."""
+    lines: list[str] = []
+    paths = _section(evidence, "-----Paths-----", "\n\n").strip().splitlines()[1:]
+    for row in paths:
+        chain = row.split("|")[-1]
+        nodes, hops = _HOP.split(chain)[0::3], list(_HOP.finditer(chain))
+        for i, hop in enumerate(hops):
+            a, b = nodes[i].strip(), nodes[i + 1].strip()
+            if hop.group("back") is not None:
+                a, b = b, a
+            lines.append(f"{a} --[{hop.group('out') or hop.group('back')}]--> {b}")
+    return list(dict.fromkeys(lines))
+
+
 def _answer_reply(facts: list[Fact]):
     def reply(request: ChatRequest) -> str:
-        evidence = _section(request.last_user, "Evidence:", "\nQuestion: ")
+        # (the last `Evidence:`: an answer format asking for evidence lines names it too)
+        evidence = request.last_user.rsplit("\nEvidence:\n", 1)[-1].split("\nQuestion: ")[0]
         fact = _fact_for(facts, request)
-        return f"{fact.answer}." if fact and _has_evidence(fact, evidence) else "I do not know."
+        text = f"{fact.answer}." if fact and _has_evidence(fact, evidence) else "I do not know."
+        if "write a line `Evidence:`" in request.last_user:  # tog_search.evidence_lines
+            text += "\nEvidence:\n" + "\n".join(evidence_lines(evidence))
+        return text
 
     return reply
 

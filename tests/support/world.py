@@ -260,9 +260,79 @@ def judge_assertion(request: ChatRequest) -> str:
     return _verdict(int(ok), "the answer makes the claim" if ok else "the claim is missing")
 
 
+_CITATION = re.compile(r"\[[^\]]*\]")
+
+
+def split_claims(request: ChatRequest) -> str:
+    """`faithfulness_claims`' split: each sentence of the answer (before any `Evidence:`
+    lines, citations removed) is one claim."""
+    m = re.search(r"\nAnswer: (.*?)\n\nReturn JSON", request.last_user, re.S)
+    text = _CITATION.sub("", (m.group(1) if m else "").split("Evidence:", 1)[0])
+    claims = [c.strip(" .\n") for c in re.split(r"(?<=[.!?])\s+", text)]
+    return json.dumps({"claims": [c for c in claims if re.search(r"[A-Za-z]", c)]})
+
+
+def check_claims(request: ChatRequest) -> str:
+    """`faithfulness_claims`' check: a claim is supported when every capitalised name in
+    it occurs in the context (as the faithfulness judge)."""
+    p = request.last_user
+    context = _field(p, "Context", "\nClaims").lower()
+    m = re.search(r"Claims:\n(.*?)\n\nFor each claim", p, re.S)
+    claims = [re.sub(r"^\d+\.\s*", "", line) for line in (m.group(1) if m else "").splitlines()]
+    said = [
+        int(all(n.lower() in context for n in re.findall(r"\b[A-Z][a-z]{2,}\b", c)))
+        for c in claims
+        if c.strip()
+    ]
+    return json.dumps({"supported": said, "reason": f"{sum(said)} of {len(said)} in the context"})
+
+
+def judge_citation_support(request: ChatRequest) -> str:
+    """`citation_support`: 1 when every capitalised name of the sentence is in the record."""
+    p = request.last_user
+    record = _field(p, "Record", "Sentence").lower()
+    m = re.search(r"Sentence: (.*?)\n\nScore 1", p, re.S)
+    sentence = _CITATION.sub("", m.group(1) if m else "")
+    names = re.findall(r"\b[A-Z][a-z]{2,}\b", sentence)
+    ok = all(n.lower() in record for n in names)
+    return _verdict(int(ok), "the record says it" if ok else "not in the record")
+
+
+def judge_graded(request: ChatRequest) -> str:
+    """The graded judges: 10 x the share of the ground truth's words in the answer."""
+    p = request.last_user
+    truth = _words(_field(p, "Ground Truth", "(?:Predicted|Answer)"))
+    m = re.search(r"(?:Predicted|Answer): (.*?)\n\nRubric", p, re.S)
+    predicted = _words(m.group(1) if m else "")
+    score = round(10 * len(truth & predicted) / len(truth)) if truth else 0
+    return json.dumps(
+        {"rationale": f"{len(truth & predicted)} of {len(truth)} words", "score": score}
+    )
+
+
 def judge_rules() -> list[Rule]:
     """The judges, keyed on the design's prompt wording (and gtog's assertion prompt)."""
     return [
+        Rule(
+            "judge:claims-split",
+            lambda r: "Split the answer into atomic claims" in r.prompt,
+            split_claims,
+        ),
+        Rule(
+            "judge:claims-check",
+            lambda r: "Judge whether the context supports each numbered claim" in r.prompt,
+            check_claims,
+        ),
+        Rule(
+            "judge:citation-support",
+            lambda r: "Judge whether the record supports the sentence" in r.prompt,
+            judge_citation_support,
+        ),
+        Rule(
+            "judge:graded",
+            lambda r: "Grade how co" in r.prompt and "Rubric:" in r.prompt,
+            judge_graded,
+        ),
         Rule(
             "judge:assertion",
             lambda r: "judge whether the answer supports the assertion" in r.prompt,

@@ -10,6 +10,7 @@ tokenizer over the documents, the prompt sizes, the prices.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,13 +70,13 @@ async def index_project(
     its own (`gtog.eval.build._worker`).
     """
     from graphrag.api import build_index
-    from graphrag.config.load_config import load_config
 
-    from gtog.llm._errors import with_transient_retries
+    from gtog._project import load_graphrag_config
 
     started = time.monotonic()
     try:
-        config = with_transient_retries(load_config(root, cli_overrides=overrides))
+        config = load_graphrag_config(root, overrides)  # (a graphrag 2.x file translated)
+        os.chdir(root)
     except Exception as exc:
         return IndexOutcome(False, 0.0, [], "<config>", describe_exception(exc, with_type=False))
     try:

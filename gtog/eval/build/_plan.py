@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gtog._errors import InputError
 from gtog._project import SETTINGS_FILES, settings_file
 
@@ -87,16 +85,17 @@ class KeyPlan:
 
 
 def raw_settings(folder: Path) -> dict[str, Any]:
-    """A project's settings file as written (no `${ENV}` substitution); {} when none."""
+    """A project's settings file as written (no `${ENV}` substitution; graphrag 2.x's in
+    3.3's shape); {} when none."""
+    from gtog._project import read_settings
+
     path = settings_file(folder)
     if path is None:
         return {}
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+        return read_settings(path).data
+    except InputError as exc:
         raise InputError(f"{path}: not readable ({exc})") from None
-    return data if isinstance(data, dict) else {}
 
 
 def _folder(settings: dict[str, Any], section: str, default: str) -> str | None:
@@ -110,35 +109,62 @@ def _folder(settings: dict[str, Any], section: str, default: str) -> str | None:
 
 
 def index_gap(project: Path) -> str | None:
-    """None when `project` holds a complete index, else what is missing."""
+    """None when `project` holds a complete index, else what is missing.
+
+    A blob or Cosmos DB output is looked at in place (its table names and `stats.json`,
+    through graphrag's storage classes; nothing created or written there); one that cannot
+    be reached is an InputError naming it.
+    """
     if settings_file(project) is None:
         return "no project" if not project.exists() else "no settings.yaml"
-    base = _folder(raw_settings(project), "output_storage", "output")
+    settings = raw_settings(project)
+    section = "output_storage" if "output_storage" in settings else "output"  # (2.x: output)
+    base = _folder(settings, section, "output")
     if base is None:
-        return None  # blob or database storage: gtog cannot look; graphrag's own runs decide
+        return _remote_gap(project)
     out = Path(base) if Path(base).is_absolute() else project / base
-    missing = [
-        t
-        for t in FINAL_TABLES
-        if not (out / f"{t}.parquet").is_file()
-        and not (out / f"create_final_{t}.parquet").is_file()
-    ]
+    stored = {p.stem for p in out.glob("*.parquet")} if out.is_dir() else set()
+    stats: dict[str, Any] | None = None
+    if (out / "stats.json").is_file():
+        try:
+            stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stats = {}
+    return _gap(stored, stats, str(out), str(out / "stats.json"))
+
+
+def _remote_gap(project: Path) -> str | None:
+    from gtog._project import load_graphrag_config
+    from gtog.compat._remote import (
+        check_remote_output,
+        remote_label,
+        remote_stats,
+        remote_tables,
+    )
+
+    config = load_graphrag_config(project)
+    check_remote_output(config, project)
+    where = remote_label(config.output_storage)
+    stored = set(remote_tables(config))
+    return _gap(stored, remote_stats(config), where, f"stats.json in {where}")
+
+
+def _gap(stored: set[str], stats: dict[str, Any] | None, where: str, stats_at: str) -> str | None:
+    """What the stored tables and graphrag's stats say is missing (None: a finished index)."""
+    missing = [t for t in FINAL_TABLES if t not in stored and f"create_final_{t}" not in stored]
     if missing:
         return (
-            f"no {', '.join(missing)} in {out}"
+            f"no {', '.join(missing)} in {where}"
             if len(missing) < len(FINAL_TABLES)
             else "not indexed"
         )
-    stats = out / "stats.json"
-    if stats.is_file():
+    if stats is not None:
         try:
-            finished = float(
-                json.loads(stats.read_text(encoding="utf-8")).get("total_runtime") or 0
-            )
-        except (OSError, ValueError, AttributeError):
+            finished = float(stats.get("total_runtime") or 0)
+        except (TypeError, ValueError, AttributeError):
             finished = 0.0
         if finished <= 0:
-            return f"the last build did not finish ({stats})"
+            return f"the last build did not finish ({stats_at})"
     return None
 
 

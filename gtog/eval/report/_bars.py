@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 from gtog.eval.report._markup import Markup, el
-from gtog.eval.report._models import ErrorCount, HeatCell, MetricScore
+from gtog.eval.report._models import ErrorCount, HeatCell, Mean, MetricScore
 from gtog.eval.report._svg import (
     chart,
     fmt,
@@ -19,7 +19,11 @@ from gtog.eval.report._svg import (
     x_axis,
 )
 
-__all__ = ["error_bars", "heat_map", "score_bars", "stage_bars"]
+__all__ = ["FIT", "error_bars", "heat_map", "score_bars", "stage_bars"]
+
+FIT = 360
+"""The score chart's width: it fits whole in a 400 px window (the page's margins and a
+scroll bar apart), so no bar is cut on a phone."""
 
 _STAGES = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1")
 _VIRIDIS = (
@@ -44,18 +48,29 @@ def score_bars(
     methods: list[str],
     metrics: list[str],
     common: dict[str, int] | None = None,
+    scales: dict[str, tuple[float, float]] | None = None,
 ) -> Markup | None:
     """Headline mean per method and metric, with 95% interval whiskers where known.
 
     With `common` (metric -> questions every method answered) the means are same-question
     means and each metric is labelled with its n; without, each method's own-answers mean.
+    A graded metric (`scales`) is drawn as 0-1, its label saying so.
     """
+    scales = scales or {}
     if not any(s.headline.value is not None for s in scores):
         return None
     colors = method_colors(methods)
     by_key = {(s.method, s.metric): s for s in scores}
-    left, plot, row, gap = 110, 330, 16, 14
-    marks, legend_y = legend(colors, left, 14)
+    # the whole chart fits a phone's page (FIT px); the intervals are its whiskers (their
+    # figures in each bar's tooltip and in the table under it)
+    partial = not common and any(
+        s.headline.value is not None and s.headline.n != s.answers for s in scores
+    )
+    labels = [*metrics, *(f"{lo:g}-{hi:g} as 0-1" for lo, hi in scales.values())]
+    left = min(max(60, 7 * max(len(m) for m in labels) + 16), 150)
+    right = 40 + (56 if partial else 0)
+    plot, row, gap = FIT - left - right, 16, 14
+    marks, legend_y = legend(colors, left, 14, FIT - 4)
     top = legend_y + 16
     height = top + len(metrics) * (len(methods) * row + gap) + 34
     bottom = height - 34
@@ -63,13 +78,24 @@ def score_bars(
     y = top
     for metric in metrics:
         label_y = y + len(methods) * row / 2 + 4
-        marks.append(text(left - 8, label_y, metric, "end", "label"))
+        marks.append(text(left - 8, label_y, short(metric, (left - 16) // 7), "end", "label"))
+        scale = scales.get(metric)
+        shown = f"{scale[0]:g}-{scale[1]:g} as 0-1" if scale is not None else ""
         if common and metric in common:
-            marks.append(text(left - 8, label_y + 13, f"n = {common[metric]}", "end", "tick"))
+            shown = " · ".join(filter(None, (f"n = {common[metric]}", shown)))
+        if shown:
+            marks.append(text(left - 8, label_y + 13, shown, "end", "tick"))
         for method in methods:
             s = by_key.get((method, metric))
             mean = s.headline if s is not None else None
             mid = y + row / 2
+            if mean is not None and mean.value is not None and scale is not None:
+                lo, span = scale[0], scale[1] - scale[0]
+                mean = Mean(
+                    (mean.value - lo) / span,
+                    ((mean.ci95[0] - lo) / span, (mean.ci95[1] - lo) / span) if mean.ci95 else None,
+                    mean.n,
+                )
             if s is None or mean is None or mean.value is None:
                 why = "no question scored for every method" if common else "unscored"
                 marks.append(text(left + 4, mid + 4, f"{method}: {why}", cls="note"))
@@ -98,16 +124,15 @@ def score_bars(
                 label = f"{mean.value:.2f}"
                 if mean.ci95:
                     marks += _whisker(*(left + plot * v for v in mean.ci95), mid)
-                    label += f"  [{mean.ci95[0]:.2f}, {mean.ci95[1]:.2f}]"
                 if not common and mean.n != s.answers:
-                    label += f"  ({mean.n}/{s.answers} scored)"
+                    label += f" ({mean.n}/{s.answers})"
                 marks.append(text(left + plot + 8, mid + 4, label, cls="value"))
             y += row
         y += gap
     title = "Score per method and metric"
     if common:
         title += " over the questions every method answered"
-    return chart(640, height, title, *marks)
+    return chart(FIT, height, title, *marks)
 
 
 def _mix(a: str, b: str, t: float) -> str:

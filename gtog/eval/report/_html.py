@@ -109,12 +109,18 @@ ENVIRONMENT.filters["thousands"] = lambda value: f"{value:,}"
 ENVIRONMENT.globals["SIGNIFICANCE"] = f"{SIGNIFICANCE:g}"
 ENVIRONMENT.globals["SHADES"] = SHADES
 ENVIRONMENT.globals["NONE"] = NONE
+ENVIRONMENT.globals["q_href"] = lambda qid: f"#q-{qid}"
+"""Where a question id links to: its entry on the same page (the viewer links to its page)."""
 
 
 _COST_PANELS: tuple[tuple[Callable[[CostPoint], float | None], str, str], ...] = (
-    (lambda p: p.tokens, "tokens per answer (in + out)", "No token counts."),
-    (lambda p: p.latency, "seconds per answer", "No latencies."),
-    (lambda p: p.cost_usd, "USD per answer", "USD unknown: no price is known for these models."),
+    (lambda p: p.tokens, "mean tokens per answer (in + out)", "No token counts."),
+    (lambda p: p.latency, "mean seconds per answer", "No latencies."),
+    (
+        lambda p: p.cost_usd,
+        "mean USD per answer",
+        "USD unknown: no price is known for these models.",
+    ),
 )
 """The quality-vs-cost panels: x value, axis label, and what the page says without one."""
 
@@ -130,7 +136,11 @@ def _charts(data: PageData) -> dict[str, object]:
         over = " over its own scored answers"
     return {
         "scores": score_bars(
-            data.scores, h.methods, h.metrics, data.common if data.same_questions else None
+            data.scores,
+            h.methods,
+            h.metrics,
+            data.common if data.same_questions else None,
+            data.scales,
         ),
         "heat": heat_map(data.heat, h.methods, metric, data.same_questions),
         "cost": [

@@ -9,7 +9,7 @@ scored answers (`MetricScore.own`) is secondary and labelled as such.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -181,6 +181,9 @@ class CostPoint:
     searches that stated it, out of `searches` (an answers file or an HTTP method may not:
     then the figure is unknown, never 0)."""
     searches: int = 0
+    replayed: int = 0
+    """Answers replayed from the model-call cache: left out of `latency` (the cache's speed
+    is not the method's)."""
 
     def unstated(self, *figures: str) -> str | None:
         """`stated by 1 of 3` when some search did not state one of `figures`, else None."""
@@ -278,6 +281,10 @@ class Answer:
     """ToG's exploration tree (None: the method records none)."""
     assertions: list[AssertionCheck] = field(default_factory=list)
     """Each of the question's assertions as judged against this answer (empty: none)."""
+    flagged: dict[str, list[str]] = field(default_factory=dict)
+    """What a metric found wrong, by what it is (`invalid citations` -> [`Entities 99`])."""
+    marked: Any = None
+    """The response as markup with its invalid citations highlighted (None: none)."""
 
 
 @dataclass(frozen=True)

@@ -48,18 +48,28 @@ from gtog.eval.report._questions import (
 )
 from gtog.eval.report._readers import as_dict, as_int, as_interval, as_num, as_str
 from gtog.eval.report._repeats import panel_section, repeats_section
+from gtog.eval.report._routing import routing_section
 from gtog.eval.report._versus import head_to_head
 from gtog.eval.results._spend import cost_line
-from gtog.eval.results._verdict import verdict
+from gtog.eval.results._verdict import scale_of, to_unit, verdict
 
 __all__ = ["error_kind", "page_data", "primary_metric", "tog_paths"]
 
 
-def primary_metric(metrics: list[str]) -> str:
-    """The metric of the heat map and the quality axis: correctness when judged."""
+def primary_metric(metrics: list[str], scales: dict[str, Any] | None = None) -> str:
+    """The metric of the heat map and the quality axis: correctness when judged, else
+    the first metric on 0-1 (a graded one only when there is no other)."""
     if "correctness" in metrics or not metrics:
         return "correctness"
-    return metrics[0]
+    return next((m for m in metrics if m not in (scales or {})), metrics[0])
+
+
+def _unit(mean: Mean, scale: tuple[float, float] | None) -> Mean:
+    """A graded metric's mean (and interval) as 0-1, for the charts."""
+    if scale is None or mean.value is None:
+        return mean
+    ci = tuple(to_unit(v, scale) for v in mean.ci95) if mean.ci95 else mean.ci95
+    return Mean(to_unit(mean.value, scale), ci, mean.n)  # type: ignore[arg-type]
 
 
 def _mean(group: dict[str, Any], metric: str) -> Mean:
@@ -139,6 +149,7 @@ def _comparisons(summary: dict[str, Any]) -> list[Comparison]:
 def _heat(
     summary: dict[str, Any], questions: list[Question], methods: list[str], primary: str
 ) -> list[HeatCell]:
+    scale = scale_of(summary, primary)
     by_index = as_dict(summary.get("by_movie"))
     keys = list(by_index) or list(dict.fromkeys(q.index_key for q in questions))
     out = []
@@ -147,13 +158,13 @@ def _heat(
         for method in methods:
             g = as_dict(groups.get(method))
             if g:
-                mean = _same(g, primary) or _mean(g, primary)
+                mean = _unit(_same(g, primary) or _mean(g, primary), scale)
                 out.append(HeatCell(key, method, mean.value, mean.n, as_int(g.get("n")) or 0))
                 continue
             answers = [
                 a for q in questions if q.index_key == key for a in q.answers if a.method == method
             ]
-            known = [s for a in answers if (s := a.scores.get(primary)) is not None]
+            known = [to_unit(s, scale) for a in answers if (s := a.scores.get(primary)) is not None]
             out.append(HeatCell(key, method, _mean_or_none(known), len(known), len(answers)))
     return out
 
@@ -201,9 +212,10 @@ def _costs(
                 [float(a.llm_calls) if a.llm_calls is not None else None for a in ok]
             )
         cost = _all_known([a.cost_usd for a in ok])
-        quality = _same(group, primary) or _mean(group, primary)
+        scale = scale_of(summary, primary)
+        quality = _unit(_same(group, primary) or _mean(group, primary), scale)
         if quality.value is None and not group:
-            known = [s for a in ok if (s := a.scores.get(primary)) is not None]
+            known = [to_unit(s, scale) for a in ok if (s := a.scores.get(primary)) is not None]
             quality = Mean(_mean_or_none(known), None, len(known))
         stated = {str(k): v for k, v in as_dict(eff.get("stated")).items() if as_int(v) is not None}
         out.append(
@@ -219,6 +231,7 @@ def _costs(
                 n=len(ok),
                 stated={k: int(v) for k, v in stated.items()},
                 searches=as_int(eff.get("searches")) or 0,
+                replayed=as_int(eff.get("latency_replayed")) or 0,
             )
         )
     return out
@@ -374,7 +387,8 @@ def page_data(
     if "run" in as_dict(summary.get("metadata")):  # the summary is written last: it decides
         meta["run"] = as_dict(summary.get("metadata"))["run"]
     methods, metrics = _run_shape(meta, detailed, summary)
-    primary = primary_metric(metrics)
+    scales = {m: sc for m in metrics if (sc := scale_of(summary, m)) is not None}
+    primary = primary_metric(metrics, scales)
     spec = as_dict(meta.get("spec"))
     versus = head_to_head(summary, spec, methods)
     criteria = list(versus.criteria) if versus is not None else None
@@ -411,4 +425,14 @@ def page_data(
         assertions=assertion_stats(summary, methods),
         noise=noise_view(summary),
         verdict=verdict(summary, metrics),
+        routing=routing_section(summary),
+        calibration={
+            str(metric): {str(m): b for m, b in blocks.items() if isinstance(b, dict)}
+            for metric, blocks in as_dict(summary.get("calibration")).items()
+            if isinstance(blocks, dict)
+        },
+        calibration_comparisons=[
+            c for c in summary.get("calibration_comparisons") or [] if isinstance(c, dict)
+        ],
+        scales=scales,
     )

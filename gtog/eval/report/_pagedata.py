@@ -4,7 +4,7 @@ it; its parts are in gtog.eval.report._models and the section modules)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gtog.eval.report._models import (
     AssertionStats,
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gtog.eval.report._noise import Noise
     from gtog.eval.report._pairs import HeadToHead
     from gtog.eval.report._repeats import PanelSection, RepeatsSection
+    from gtog.eval.report._routing import RoutingSection
 
 __all__ = ["PageData"]
 
@@ -67,8 +68,16 @@ class PageData:
     """Assertions passed and missed per method (empty: the run scored none)."""
     noise: Noise | None = None
     """Clusters, omnibus tests and detectable differences (None: an older summary)."""
+    calibration: dict[str, Any] = field(default_factory=dict)
+    """metric -> method -> the judge against people's labels (empty: no labels)."""
+    calibration_comparisons: list[dict[str, Any]] = field(default_factory=list)
+    """Prediction-powered paired differences (metric, a, b, diff_ppi, ci95, p_holm)."""
     verdict: str | None = None
     """What the run found, in one line (gtog.eval.results._verdict; the terminal's too)."""
+    routing: RoutingSection | None = None
+    """Is routing worth it? (the summary's `routing`; None: fewer than 2 methods)."""
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Graded metrics' scales (the tables show them on it; the charts as 0-1)."""
 
     def score(self, method: str, metric: str) -> MetricScore | None:
         """The method's score on the metric, if the summary has it."""

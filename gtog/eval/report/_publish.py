@@ -15,13 +15,15 @@ from gtog._errors import InputError
 from gtog._files import write_atomic
 from gtog.eval.report._html import render_page
 from gtog.eval.report._page import page_data
+from gtog.eval.results._calibration import calibration
 from gtog.eval.results._flat import CSV_NAME, flat_frame
+from gtog.eval.results._labels import LABELS_NAME, read_labels
 from gtog.eval.results._log import read_log
 from gtog.eval.results._spec import CHECKPOINT_NAME, DETAILED_NAME, SUMMARY_NAME
 from gtog.eval.results._spend import cost_context
 from gtog.eval.results._views import result_views
 
-__all__ = ["REPORT_NAME", "load_run", "write_report"]
+__all__ = ["REPORT_NAME", "load_run", "with_calibration", "write_report"]
 
 REPORT_NAME = "report.html"
 
@@ -45,8 +47,25 @@ def _from_checkpoint(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     records = [r for r in log.records if r.method in methods]
     pairs = [p for p in log.pairs if p.a in methods and p.b in methods]
     return result_views(
-        log.spec, records, methods, partial=True, pairs=pairs, cost=cost_context(output_dir)
+        log.spec,
+        records,
+        methods,
+        partial=True,
+        pairs=pairs,
+        cost=cost_context(output_dir),
+        labels=read_labels(output_dir),
     )
+
+
+def with_calibration(output_dir: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """`summary` with its calibration made anew from the folder's labels.jsonl (labels made
+    after the summary was written) and the run's records."""
+    log = read_log(output_dir)
+    methods = [str(m) for m in (summary.get("metadata") or {}).get("methods") or log.spec.methods]
+    records = [r for r in log.records if r.method in methods]
+    out = {k: v for k, v in summary.items() if not k.startswith("calibration")}
+    out.update(calibration(records, read_labels(output_dir), log.spec.judge.metrics, methods))
+    return out
 
 
 def load_run(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any], bool]:
@@ -58,7 +77,11 @@ def load_run(output_dir: Path) -> tuple[dict[str, Any], dict[str, Any], bool]:
     if have_json:
         written = min(detailed_path.stat().st_mtime_ns, summary_path.stat().st_mtime_ns)
         if not checkpoint.is_file() or written >= checkpoint.stat().st_mtime_ns:
-            return _read_json(detailed_path), _read_json(summary_path), False
+            detailed, summary = _read_json(detailed_path), _read_json(summary_path)
+            labels_path = output_dir / LABELS_NAME
+            if labels_path.is_file() and labels_path.stat().st_mtime_ns > written:
+                summary = with_calibration(output_dir, summary)
+            return detailed, summary, False
     if not checkpoint.is_file():
         if not output_dir.is_dir():
             raise InputError(f"{output_dir}: output folder not found")

@@ -12,11 +12,14 @@ from typing import Any
 import numpy as np
 
 from gtog.eval.report._claims import answer_assertions
+from gtog.eval.report._markup import Markup, el, join
 from gtog.eval.report._models import Answer, ErrorCount, Question, Spread
 from gtog.eval.report._readers import as_dict, as_int, as_num, as_str
 from gtog.eval.report._tree import exploration_tree
 from gtog.eval.report._versus import question_pairs
 from gtog.eval.results._errors import error_kind
+from gtog.eval.results._flat import flag_column
+from gtog.eval.scoring._citations import VALIDITY, cited
 
 __all__ = [
     "answers_of",
@@ -48,6 +51,33 @@ def tog_paths(context: str | None) -> list[str]:
     return out
 
 
+def _flagged(entry: dict[str, Any]) -> dict[str, list[str]]:
+    """What each metric found wrong in the answer, by what it is (`invalid citations`)."""
+    out: dict[str, list[str]] = {}
+    for metric, items in as_dict(entry.get("flagged")).items():
+        column = flag_column(str(metric))
+        if column and isinstance(items, list) and items:
+            out.setdefault(column.replace("_", " "), []).extend(str(i) for i in items)
+    return out
+
+
+def marked_response(response: str | None, invalid: list[str]) -> Markup | None:
+    """The response with each cited id not in the context in a `<mark>` (None: none)."""
+    if not response or not invalid:
+        return None
+    bad = set(invalid)
+    parts: list[Markup | str] = []
+    pos = 0
+    for c in cited(response):
+        if c.label in bad:
+            parts += [
+                response[pos : c.start],
+                el("mark", {"class": "bad-cite", "title": f"{c.label}: not in the context"}, c.id),
+            ]
+            pos = c.end
+    return join([*parts, response[pos:]]) if parts else None
+
+
 def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
     scores_raw = as_dict(entry.get("scores"))
     reasons_raw = as_dict(entry.get("reasons"))
@@ -66,7 +96,7 @@ def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
         scores={m: as_num(scores_raw.get(m)) for m in keys},
         reasons={m: as_str(reasons_raw.get(m)) for m in keys},
         judge_errors=judge_errors,
-        latency=as_num(eff.get("latency")),
+        latency=_latency(eff),
         llm_calls=as_int(eff.get("llm_calls")),
         prompt_tokens=as_int(eff.get("prompt_tokens")),
         output_tokens=as_int(eff.get("output_tokens")),
@@ -78,6 +108,10 @@ def _answer(method: str, entry: dict[str, Any], metrics: list[str]) -> Answer:
         stale=as_str(entry.get("stale")),
         tree=exploration_tree(entry.get("exploration"), entry.get("paths")),
         assertions=answer_assertions(entry),
+        flagged=_flagged(entry),
+        marked=marked_response(
+            as_str(entry.get("response")), as_dict(entry.get("flagged")).get(VALIDITY) or []
+        ),
     )
 
 
@@ -138,6 +172,15 @@ def stage_calls(questions: list[Question], methods: list[str]) -> dict[str, dict
                 s: float(np.mean([a.calls_by_stage.get(s, 0) for a in ok])) for s in stages
             }
     return out
+
+
+def _latency(eff: dict[str, Any]) -> float | None:
+    """An answer's latency, None when it replayed a chat call from the cache (as the
+    summary's `measured_latency`: an older gtog recorded the cache's wall time)."""
+    cached, embeddings = as_int(eff.get("cached_calls")) or 0, as_int(eff.get("embedding_calls"))
+    if cached > (embeddings or 0):
+        return None
+    return as_num(eff.get("latency"))
 
 
 def spreads(questions: list[Question], methods: list[str], figure: str) -> list[Spread]:

@@ -8,7 +8,16 @@ more, the cluster sign-flip test: `gtog.eval.results._inference.compare`), its p
 Holm-adjusted over every entry (`p_holm`), and the questions that flipped: `to_wrong`
 (right in A, wrong in B) and `to_right` (a fraction counts as right from 0.5 up). An entry
 is a `regression` when b < a with `p_holm` below `ALPHA`. Per method, the change in mean
-latency, LLM calls, tokens and USD per answer over the questions both runs answered.
+latency, LLM calls, tokens and USD per answer over the questions both runs answered (an
+answer replayed from the model-call cache is left out of latency: its speed is the cache's;
+`latency.replayed` counts them per run).
+
+What the comparison leaves out is counted, so a gate can refuse to vouch for it: per entry
+`coverage` (the questions A scored: `compared`, and those B has `missing`, `changed`, or
+lost to `search_errors` or `judge_errors`); `judges`, what differs between the runs' judges
+(models, prompts, sampling: a change of scores may be the judge's); and per entry
+`p_floor_holm`, the smallest p-value after Holm its test could reach at its n (every pair
+discordant), with `can_be_significant` False when even that is not below `ALPHA`.
 
 Only records each run's own spec still counts are compared (`currency`); a run with repeats
 (`epochs`) is read per question, its answers' scores averaged (`reduce_epochs`), with the
@@ -24,11 +33,12 @@ from gtog.eval.results._currency import current_records
 from gtog.eval.results._epochs import reduce_epochs
 from gtog.eval.results._inference import Clusters, compare
 from gtog.eval.results._log import EvalLog
-from gtog.eval.results._records import MethodRecord
-from gtog.eval.results._statistics import holm, is_binary
+from gtog.eval.results._records import MethodRecord, measured_latency, replayed
+from gtog.eval.results._spec import JudgeSpec
+from gtog.eval.results._statistics import N_RESAMPLES, holm, is_binary
 from gtog.eval.scoring._base import is_binary_metric
 
-__all__ = ["ALPHA", "CUT", "diff_runs", "regressions"]
+__all__ = ["ALPHA", "CUT", "diff_runs", "judge_changes", "regressions", "smallest_p"]
 
 ALPHA = 0.05
 CUT = 0.5
@@ -52,7 +62,7 @@ def _score(r: MethodRecord, metric: str) -> float | None:
 
 def _efficiency(a: list[MethodRecord], b: list[MethodRecord]) -> dict[str, Any]:
     figures = {
-        "latency": lambda e: e.latency,
+        "latency": measured_latency,  # an answer replayed from the cache: left out
         "llm_calls": lambda e: e.llm_calls,
         "tokens": lambda e: (
             None
@@ -76,6 +86,69 @@ def _efficiency(a: list[MethodRecord], b: list[MethodRecord]) -> dict[str, Any]:
             "delta": None if ma is None or mb is None else mb - ma,
             "n": len(pairs),
         }
+    answered = [
+        (x, y)
+        for x, y in zip(a, b, strict=True)
+        if x.efficiency and y.efficiency and x.error is None and y.error is None
+    ]
+    out["latency"]["replayed"] = {
+        "a": sum(1 for x, _ in answered if replayed(x.efficiency)),
+        "b": sum(1 for _, y in answered if replayed(y.efficiency)),
+    }
+    return out
+
+
+def _unscored(r: MethodRecord, metric: str) -> bool:
+    """An answered record without a score for `metric` (its judge failed or gave none)."""
+    j = r.judgements.get(metric)
+    return r.error is None and (j is None or j.score is None)
+
+
+def smallest_p(test: str | None, n: int, clusters: int | None = None) -> float | None:
+    """A lower bound of the smallest two-sided p-value `test` can give on `n` pairs (on
+    `clusters` clusters for the cluster sign-flip test): every pair discordant, or every
+    difference of one sign; a resampled test is floored at 1 / (N_RESAMPLES + 1)."""
+    if test is None or n < 1:
+        return None
+    if test == "mcnemar_exact":
+        return min(1.0, 2 * 0.5**n)
+    units = clusters if test == "cluster_sign_flip" and clusters else n
+    return min(1.0, max(2 * 0.5**units, 1 / (N_RESAMPLES + 1)))
+
+
+def judge_changes(a: JudgeSpec, b: JudgeSpec, metrics: list[str]) -> list[str]:
+    """What differs between two runs' judges for `metrics` (empty: judged alike).
+
+    Judge models per index key both runs have (a panel's models), the prompts, sampling
+    (temperature, max_tokens, structured output), trials, the embedding model of
+    `answer_similarity` and the `assertions` scorer's prompt."""
+    out: list[str] = []
+    if a.skipped or b.skipped:
+        return ["one run was not judged (--skip-judges)"] if a.skipped != b.skipped else []
+    keys = [k for k in a.models if k in b.models]
+    moved = {(a.models[k], b.models[k]) for k in keys if a.models[k] != b.models[k]}
+    for was, now in sorted(moved):
+        where = [k for k in keys if (a.models[k], b.models[k]) == (was, now)]
+        out.append(f"judge model {was} -> {now} ({', '.join(where)})")
+    if a.panel != b.panel:
+        out.append(f"judge panel {a.panel or 'none'} -> {b.panel or 'none'}")
+    if a.prompts != b.prompts:
+        out.append("judge prompts changed")
+    if (a.scales or {}) != (b.scales or {}):
+        out.append(f"judge scales {a.scales or 'none'} -> {b.scales or 'none'}")
+    for name in ("temperature", "max_tokens", "structured_output", "trials"):
+        was, now = getattr(a, name), getattr(b, name)
+        if was != now:
+            out.append(f"judge {name} {was} -> {now}")
+    if "answer_similarity" in metrics:
+        embedded = {
+            (a.embedding_models[k], b.embedding_models[k])
+            for k in a.embedding_models
+            if k in b.embedding_models and a.embedding_models[k] != b.embedding_models[k]
+        }
+        out += [f"embedding model {x} -> {y}" for x, y in sorted(embedded)]
+    if "assertions" in metrics and a.assertions != b.assertions:
+        out.append("assertions prompt or pass threshold changed")
     return out
 
 
@@ -110,10 +183,13 @@ def diff_runs(a: EvalLog, b: EvalLog) -> dict[str, Any]:
             "b": len({k[1:] for k in by_b}),
             "common": len({k[1:] for k in common}),
             "changed": changed,
+            "a_search_errors": sum(1 for r in ra if r.error is not None),
+            "b_search_errors": sum(1 for r in rb if r.error is not None),
         },
         "only_in_a": [m for m in methods_a if m not in methods_b],
         "only_in_b": [m for m in methods_b if m not in methods_a],
         "metrics": metrics,
+        "judges": judge_changes(a.spec.judge, b.spec.judge, metrics),
     }
     entries: list[dict[str, Any]] = []
     for method in methods:
@@ -132,6 +208,20 @@ def diff_runs(a: EvalLog, b: EvalLog) -> dict[str, Any]:
             binary = is_binary_metric(metric) and is_binary(xa) and is_binary(xb)
             labels = None if cluster_of is None else [cluster_of[k[1:]] for k, _, _ in both]
             c = compare(xb, xa, labels, binary=binary)
+            scored_a = [
+                k for k, r in by_a.items() if k[0] == method and _score(r, metric) is not None
+            ]
+            lost = {"missing": 0, "changed": 0, "search_errors": 0, "judge_errors": 0}
+            for k in scored_a:
+                other = by_b.get(k)
+                if other is None:
+                    lost["missing"] += 1
+                elif not _same(by_a[k], other):
+                    lost["changed"] += 1
+                elif other.error is not None:
+                    lost["search_errors"] += 1
+                elif _unscored(other, metric):
+                    lost["judge_errors"] += 1
             to_wrong = [k[2] for k, sa, sb in both if sa >= CUT > sb]
             to_right = [k[2] for k, sa, sb in both if sb >= CUT > sa]
             flipped |= {(k[1], k[2]) for k, sa, sb in both if (sa >= CUT) != (sb >= CUT)}
@@ -150,6 +240,10 @@ def diff_runs(a: EvalLog, b: EvalLog) -> dict[str, Any]:
                 "regression": False,
                 "to_wrong": to_wrong,
                 "to_right": to_right,
+                "coverage": {"a": len(scored_a), "compared": c["n"], **lost},
+                "p_floor": smallest_p(c["test"], c["n"], c["clusters"]),
+                "p_floor_holm": None,
+                "can_be_significant": None,
             }
             per_metric[metric] = entry
             entries.append(entry)
@@ -163,7 +257,21 @@ def diff_runs(a: EvalLog, b: EvalLog) -> dict[str, Any]:
         entry["regression"] = bool(
             p is not None and p < ALPHA and entry["delta"] is not None and entry["delta"] < 0
         )
+    _floors(entries)
     return out
+
+
+def _floors(entries: list[dict[str, Any]]) -> None:
+    """Each entry's `p_floor_holm`: at best its test's smallest p is the family's smallest,
+    adjusted by Holm over the m tests (`m * p`), and never below its own floor."""
+    tested = [e for e in entries if e["p_value"] is not None and e["p_floor"] is not None]
+    if not tested:
+        return
+    least = min(e["p_floor"] for e in tested)
+    for e in tested:
+        floor = min(1.0, max(e["p_floor"], len(tested) * least))
+        e["p_floor_holm"] = floor
+        e["can_be_significant"] = floor < ALPHA
 
 
 def regressions(diff: dict[str, Any]) -> list[str]:

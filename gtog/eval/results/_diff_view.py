@@ -70,10 +70,11 @@ def _costs(diff: dict[str, Any]) -> Table:
             e = eff[name]
             return f"{_fmt(e['a'], digits)} -> {_fmt(e['b'], digits)}"
 
+        n, timed = eff["llm_calls"]["n"], eff["latency"]["n"]
         table.add_row(
             escape(method),
-            str(eff["latency"]["n"]),
-            pair("latency", 1),
+            str(n),
+            pair("latency", 1) + (f" (n {timed})" if timed != n else ""),
             pair("llm_calls", 1),
             pair("tokens", 0),
             pair("cost_usd", 5),
@@ -112,8 +113,10 @@ def diff_table(diff: dict[str, Any], label_a: str, label_b: str) -> RenderableTy
         Text("gtog eval diff: scores (B - A)", style="bold"),
         _scores(diff),
         Text(
-            f"Over the {q['common']} questions both runs answered ({q['a']} in A, {q['b']} in "
-            f"B, {q['changed']} with another question or reference text left out); paired "
+            f"Over the {q['common']} questions both runs have ({q['a']} in A, {q['b']} in "
+            f"B, {q['changed']} with another question or reference text left out), each "
+            f"entry over those both scored (n; failed searches: {q.get('a_search_errors', 0)} "
+            f"in A, {q.get('b_search_errors', 0)} in B, left out); paired "
             f"test: exact McNemar for 0/1 scores, sign-flip permutation otherwise; * a "
             f"significant drop (Holm p < {ALPHA:g}); ->wrong / ->right: questions that flipped "
             "(a fraction counts as right from 0.5).",
@@ -126,6 +129,20 @@ def diff_table(diff: dict[str, Any], label_a: str, label_b: str) -> RenderableTy
         if flips is not None:
             parts += [Text(f"flipped on {metric}", style="bold"), flips]
     parts += [Text("cost per answer (both runs answered)", style="bold"), _costs(diff)]
+    replays = [
+        f"{method}: {count} in {side.upper()}"
+        for method, eff in diff["efficiency"].items()
+        for side, count in (eff["latency"].get("replayed") or {}).items()
+        if count
+    ]
+    if replays:
+        parts.append(
+            Text(
+                "sec leaves out the answers replayed from the model-call cache (their speed is "
+                f"the cache's, not the method's): {', '.join(replays)}.",
+                style="dim",
+            )
+        )
     for side, names in (("A", diff["only_in_a"]), ("B", diff["only_in_b"])):
         if names:
             parts.append(Text(f"only in {side}: {', '.join(names)}", style="yellow"))

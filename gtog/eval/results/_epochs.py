@@ -30,9 +30,9 @@ def _by_question(records: Iterable[MethodRecord]) -> dict[tuple[str, str, str], 
 
 
 def _reduced_judgement(records: list[MethodRecord], metric: str, strict: bool) -> Judgement | None:
-    """The mean of the epochs' scores of `metric` (strict: a failed search scores 0); an
-    unscored judgement (the first error) when no epoch has a score; None when no epoch
-    was judged on it."""
+    """The mean of the epochs' scores of `metric` (strict: a failed search or an unscored
+    judge call scores 0); an unscored judgement (the first error) when no epoch has a
+    score; None when no epoch was judged on it."""
     scores: list[float] = []
     first_error = None
     judged = False
@@ -47,6 +47,8 @@ def _reduced_judgement(records: list[MethodRecord], metric: str, strict: bool) -
         judged = True
         if j.score is not None:
             scores.append(float(j.score))
+        elif strict:
+            scores.append(0.0)
         elif first_error is None:
             first_error = j.error
     if scores:
@@ -92,12 +94,16 @@ def epoch_summary(records: Iterable[MethodRecord], metric: str, k: int) -> dict[
     over the `n` questions whose `k` answers were all scored (the rates are None for a
     metric that is not 0/1, and everything but k and n when no question qualifies)."""
     scores: dict[tuple[str, str], dict[int, float]] = {}
+    graded = False
     for r in records:
         j = r.judgements.get(metric) if r.error is None else None
+        graded = graded or bool(j is not None and j.scale)
         if j is not None and j.score is not None and r.epoch <= k:
             scores.setdefault((r.index_key, r.qid), {})[r.epoch] = float(j.score)
     full = [list(s.values()) for s in scores.values() if len(s) == k]
-    binary = is_binary_metric(metric) and all(v in (0.0, 1.0) for s in full for v in s)
+    binary = (
+        is_binary_metric(metric) and not graded and all(v in (0.0, 1.0) for s in full for v in s)
+    )
     out: dict[str, Any] = {
         "k": k,
         "n": len(full),

@@ -7,7 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["ASSERTION_COLUMNS", "CSV_NAME", "EFFICIENCY_COLUMNS", "flat_frame"]
+from gtog.eval.scoring._base import SCORERS
+
+__all__ = ["ASSERTION_COLUMNS", "CSV_NAME", "EFFICIENCY_COLUMNS", "flag_column", "flat_frame"]
 
 CSV_NAME = "eval_results.csv"
 EFFICIENCY_COLUMNS = ("latency", "llm_calls", "prompt_tokens", "output_tokens", "cost_usd")
@@ -35,10 +37,19 @@ def _missed(entry: dict[str, Any]) -> tuple[int | None, str | None]:
     return len(lost), " | ".join(lost)
 
 
+def flag_column(metric: str) -> str | None:
+    """The CSV column listing what `metric` found wrong (`invalid_citations`), or None."""
+    factory = SCORERS.get(metric)
+    flags = getattr(factory, "flags", None)
+    return flags.replace(" ", "_") if flags else None
+
+
 def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd.DataFrame:
     """`index_key, question_id, method` (and `epoch`, one row per answer, for a run with
     repeats), the `group_by` fields, one column per metric, with the `assertions` metric
     `assertions_missed` (a count) and `missed_assertions` (the assertions, joined by ` | `),
+    for a metric that lists what it found wrong its list (`invalid_citations`,
+    `unsupported_claims`, `invented_triples`, `unsupported_citations`, joined by ` | `),
     efficiency, `route` (the method a router chose; empty for other methods), `error`,
     `current`.
 
@@ -68,6 +79,7 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
                         metrics.append(m)
                 eff = entry.get("efficiency") or {}
                 count, lost = _missed(entry)
+                flagged = entry.get("flagged") if isinstance(entry.get("flagged"), dict) else {}
                 rows.append(
                     {
                         "index_key": q.get("imdb_key", q.get("index_key")),
@@ -78,6 +90,11 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
                         **{m: scores.get(m) for m in scores},
                         "assertions_missed": count,
                         "missed_assertions": lost,
+                        **{
+                            col: " | ".join(map(str, flagged[m]))
+                            for m in flagged
+                            if (col := flag_column(m)) and isinstance(flagged[m], list)
+                        },
                         **{c: eff.get(c) for c in EFFICIENCY_COLUMNS},
                         "route": entry.get("route"),
                         "error": _row_error(entry),
@@ -92,6 +109,7 @@ def flat_frame(detailed: dict[str, Any], metrics: list[str] | None = None) -> pd
         *fields,
         *metrics,
         *(ASSERTION_COLUMNS if "assertions" in metrics else ()),
+        *dict.fromkeys(c for m in metrics if (c := flag_column(m))),
         *EFFICIENCY_COLUMNS,
         "route",
         "error",

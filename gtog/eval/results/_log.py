@@ -151,6 +151,8 @@ def _record_from_entry(
     errors = entry.get("judge_errors") or {}
     panels = entry.get("panel") or {}
     parts = entry.get("assertions") or {}
+    flagged = entry.get("flagged") or {}
+    scales = entry.get("scales") or {}
     for metric in {*(entry.get("scores") or {}), *errors}:
         panel = panels.get(metric)
         judgements[metric] = Judgement(
@@ -158,6 +160,8 @@ def _record_from_entry(
             reason=(entry.get("reasons") or {}).get(metric),
             error=errors.get(metric),
             assertions=parts.get(metric),
+            flagged=flagged.get(metric),
+            scale=scales.get(metric),
             panel={n: Judgement.model_validate(v) for n, v in panel.items()} if panel else None,
             **(usage.get(metric) or {}),
         )
@@ -174,6 +178,7 @@ def _record_from_entry(
         error_kind=entry.get("error_kind"),
         finish_reason=entry.get("finish_reason"),
         route=entry.get("route"),
+        linked_entities=entry.get("linked_entities"),
         context_text=entry.get("context_text"),
         sources=entry.get("sources"),
         judgements=judgements,

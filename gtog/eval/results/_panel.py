@@ -3,9 +3,9 @@
 With a panel every LLM judge metric is asked of each model; the record's score is their
 strict majority and `Judgement.panel` keeps each model's own judgement. From those:
 `judges_summary` gives each model's mean per metric and method (over questions, repeats
-reduced as everywhere) and `judge_agreement` Krippendorff's alpha per metric (nominal, the
-`krippendorff` package) over every answer at least two models scored, with how many of
-them split. Pure functions of records.
+reduced as everywhere) and `judge_agreement` Krippendorff's alpha per metric (nominal;
+interval for a graded judge; the `krippendorff` package) over every answer at least two
+models scored, with how many of them split. Pure functions of records.
 """
 
 from __future__ import annotations
@@ -64,8 +64,9 @@ def judges_summary(
     return out
 
 
-def _alpha(data: np.ndarray) -> tuple[float | None, str | None]:
-    """Krippendorff's alpha (nominal) of a models x answers array (NaN: not scored)."""
+def _alpha(data: np.ndarray, level: str = "nominal") -> tuple[float | None, str | None]:
+    """Krippendorff's alpha (`level`: nominal for 0/1 verdicts, interval for a graded
+    judge's scores) of a models x answers array (NaN: not scored)."""
     import krippendorff
 
     values = data[~np.isnan(data)]
@@ -73,7 +74,7 @@ def _alpha(data: np.ndarray) -> tuple[float | None, str | None]:
         return None, "no answer scored by two models"
     if np.unique(values).size < 2:
         return None, "every verdict was the same (alpha is undefined)"
-    alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
     return (alpha, None) if math.isfinite(alpha) else (None, "undefined")
 
 
@@ -86,20 +87,24 @@ def judge_agreement(
     out: dict[str, dict[str, Any]] = {}
     for metric in metrics:
         rows = []
+        graded = False
         for r in records:
             j = r.judgements.get(metric)
             if j is None or not j.panel:
                 continue
+            graded = graded or any(v.scale for v in j.panel.values())
             row = [j.panel[m].score if m in j.panel else None for m in models]
             if sum(v is not None for v in row) >= 2:
                 rows.append([np.nan if v is None else float(v) for v in row])
         if not rows:
             continue
         data = np.array(rows, dtype=float).T
-        alpha, reason = _alpha(data)
+        level = "interval" if graded else "nominal"
+        alpha, reason = _alpha(data, level)
         split = sum(1 for row in rows if len({v for v in row if not math.isnan(v)}) > 1)
         out[metric] = {
             "krippendorff_alpha": alpha,
+            "level": level,
             "models": list(models),
             "n": len(rows),
             "split": split,

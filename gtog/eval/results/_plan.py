@@ -4,7 +4,9 @@ From a run's summary, one row per comparison (metric, pair): its questions and c
 now, the difference it can detect now (`mde`), and the questions and clusters it would need
 to detect `delta` with 80% power, keeping its clusters' size, discordance (0/1 metrics) or
 spread of differences (graded ones) and the differences' intra-cluster correlation
-(`power.questions_needed`). Without a run, one row from stated assumptions. Pure functions.
+(`power.questions_needed`); with two or more methods, a row for the routing headroom (the
+oracle against the best single method: how many questions show a headroom of `delta`).
+Without a run, one row from stated assumptions. Pure functions.
 """
 
 from __future__ import annotations
@@ -97,6 +99,19 @@ def plan_rows(
         return [row], source
     st = (summary or {}).get("statistics") or {}
     rows = []
+    routing = (summary or {}).get("routing")
+    if isinstance(routing, dict) and isinstance(routing.get("headroom"), dict):
+        # the headroom (oracle - best single): a paired comparison like the others
+        best = (routing.get("best_single") or {}).get("method")
+        comparisons = [
+            {
+                **routing["headroom"],
+                "metric": f"{routing.get('metric')} headroom",
+                "a": "oracle",
+                "b": best,
+            },
+            *comparisons,
+        ]
     for c in comparisons:
         n, k = c.get("n") or 0, c.get("clusters")
         size = stated.cluster_size or (n / k if k else 1.0)

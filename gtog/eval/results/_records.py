@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
@@ -17,6 +18,9 @@ __all__ = [
     "PairRecord",
     "answer_key",
     "compared_epochs",
+    "measured_latency",
+    "metric_scales",
+    "replayed",
     "unknown_efficiency",
 ]
 
@@ -91,6 +95,24 @@ COST_FIELDS = (
 each (`efficiency.<m>.stated`)."""
 
 
+def replayed(efficiency: Efficiency | None) -> bool:
+    """Whether the search replayed a chat call from the model-call cache: its wall time is
+    then the cache's speed, not the method's (gtog records no latency for it; a record of an
+    older gtog kept the wall time: more calls replayed than embedding requests made)."""
+    if efficiency is None or not efficiency.cached_calls:
+        return False
+    return efficiency.latency is None or efficiency.cached_calls > (efficiency.embedding_calls or 0)
+
+
+def measured_latency(efficiency: Efficiency | None) -> float | None:
+    """The search's latency as the method's speed: None when unknown, or when a chat call
+    was replayed from the cache (left out of latency). A replayed query embedding alone
+    keeps the latency (it saved a fraction of a second)."""
+    if efficiency is None or replayed(efficiency):
+        return None
+    return efficiency.latency
+
+
 def unknown_efficiency(latency: float | None = None) -> Efficiency:
     """An `Efficiency` that knows nothing but, perhaps, the latency gtog measured."""
     return Efficiency(
@@ -104,6 +126,16 @@ def unknown_efficiency(latency: float | None = None) -> Efficiency:
         cached_calls=None,
         usd_saved=None,
     )
+
+
+def metric_scales(records: Iterable[MethodRecord]) -> dict[str, tuple[float, float]]:
+    """metric -> the scale `(low, high)` its graded judgements state (absent: 0-1)."""
+    out: dict[str, tuple[float, float]] = {}
+    for r in records:
+        for metric, j in r.judgements.items():
+            if j.scale and metric not in out:
+                out[metric] = (float(j.scale[0]), float(j.scale[1]))
+    return out
 
 
 class MethodRecord(BaseModel):
@@ -127,6 +159,9 @@ class MethodRecord(BaseModel):
     route: str | None = None
     """The method a router chose for this answer (an HTTP method's `route` path, an
     answers file's `route` field); None when the method is no router or did not say."""
+    linked_entities: int | None = None
+    """How many of the index's entities the question names (a feature known before
+    answering, for the routing analysis's learned rule); None when not counted."""
     context_text: str | None = None
     sources: list[dict[str, str]] | None = None
     """Text units the answer's context used (`id`, `text`); None when none were recorded."""
@@ -148,8 +183,9 @@ class MethodRecord(BaseModel):
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = _without_first_epoch(handler(self), ("epoch",))
-        if data.get("route", 0) is None:  # no router: the record as it always was
-            del data["route"]
+        for name in ("route", "linked_entities"):  # not known: the record as it always was
+            if data.get(name, 0) is None:
+                del data[name]
         return data
 
     @property

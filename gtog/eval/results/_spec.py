@@ -72,6 +72,10 @@ class JudgeSpec(BaseModel):
     digest reads the panel from `models`.)"""
     assertions: str | None = None
     """Hash of the `assertions` scorer's prompt and pass threshold (None: not scored)."""
+    scales: dict[str, list[int]] | None = None
+    """`judge.scales` (None: none given)."""
+    citations_max_checked: int | None = None
+    """`citations.max_checked` of a run scoring `citation_support` (None: it does not)."""
 
     def digest(self, index_key: str) -> str:
         """The hash a record judged under this spec carries (`MethodRecord.judged_with`)."""
@@ -80,6 +84,10 @@ class JudgeSpec(BaseModel):
         exclude = {"models", "skipped", "embedding_models", "panel"}
         if self.assertions is None:  # (absent from the hash of runs that score none)
             exclude.add("assertions")
+        if not self.scales:  # (absent from the hash of runs that set none)
+            exclude.add("scales")
+        if self.citations_max_checked is None:
+            exclude.add("citations_max_checked")
         data = self.model_dump(exclude=exclude)
         if self.embedding_models:  # (absent from the hash of runs that embed nothing)
             data["embedding_model"] = self.embedding_models.get(index_key)
@@ -121,6 +129,8 @@ class AnalysisSpec(BaseModel):
     evidence_threshold: float = 0.5
     cluster_by: str | None = "index_key"
     """`statistics.cluster_by`: `index_key`, a dataset field, or None (no clustering)."""
+    routers: list[str] = Field(default_factory=list)
+    """`routing.routers`: methods the routing analysis takes as routers."""
 
 
 class ShardSpec(BaseModel):

@@ -22,7 +22,15 @@ from gtog.eval.results._inference import (
     with_mde,
 )
 from gtog.eval.results._omnibus import omnibus_entry
-from gtog.eval.results._records import COST_FIELDS, Efficiency, MethodRecord, unknown_efficiency
+from gtog.eval.results._records import (
+    COST_FIELDS,
+    Efficiency,
+    MethodRecord,
+    measured_latency,
+    metric_scales,
+    replayed,
+    unknown_efficiency,
+)
 from gtog.eval.results._spec import AnalysisSpec
 from gtog.eval.results._statistics import holm, is_binary, percentile
 from gtog.eval.scoring._base import is_binary_metric, is_metered
@@ -48,21 +56,25 @@ Labels = dict[QKey, Hashable] | None
 """Each question's cluster (`inference.Clusters.labels`), or None without clustering."""
 
 
-def _score_of(record: MethodRecord, metric: str, strict: bool) -> float | None:
-    """The record's score; with `strict`, a failed search counts as 0."""
+def _score_of(record: MethodRecord, metric: str, strict: bool, low: float = 0.0) -> float | None:
+    """The record's score; with `strict`, a failed search and an unscored judge call (a
+    judgement without a score: the judge failed, its reply was unusable) count as wrong:
+    `low`, the bottom of the metric's scale (0)."""
     if record.error is not None:
-        return 0.0 if strict else None
+        return low if strict else None
     j = record.judgements.get(metric)
-    return float(j.score) if j is not None and j.score is not None else None
+    if j is not None and j.score is not None:
+        return float(j.score)
+    return low if strict and j is not None else None
 
 
 def _scores(
-    records: Iterable[MethodRecord], metric: str, *, strict: bool = False
+    records: Iterable[MethodRecord], metric: str, *, strict: bool = False, low: float = 0.0
 ) -> dict[str, dict[QKey, float]]:
     """method -> question -> score, for the questions with a score."""
     out: dict[str, dict[QKey, float]] = {}
     for r in records:
-        value = _score_of(r, metric, strict)
+        value = _score_of(r, metric, strict, low)
         if value is not None:
             out.setdefault(r.method, {})[(r.index_key, r.qid)] = value
     return out
@@ -71,14 +83,20 @@ def _scores(
 _BLOCK_KEYS = ("ci95", "ci95_method", "ci95_reason", "ci95_naive", "icc", "design_effect")
 
 
-def _intervals(scored: dict[str, list[tuple[QKey, float]]], labels: Labels) -> dict[str, Any]:
+def _intervals(
+    scored: dict[str, list[tuple[QKey, float]]], labels: Labels, graded: Iterable[str] = ()
+) -> dict[str, Any]:
     """Per metric (a metric -> (question, score) mapping) `ci95`, `ci95_method`,
     `ci95_reason`, `ci95_naive`, `icc` and `design_effect` (`inference.mean_stats`): Wilson
     when the scores are all 0 or 1 (whatever the metric), else the skewness-corrected t;
-    clustered from MIN_CLUSTERS clusters on."""
+    clustered from MIN_CLUSTERS clusters on. A graded metric (`graded`: on a scale of its
+    own) always gets the skewness-corrected t."""
+    graded = set(graded)
     stats = {
         m: mean_stats(
-            [v for _, v in pairs], None if labels is None else [labels[q] for q, _ in pairs]
+            [v for _, v in pairs],
+            None if labels is None else [labels[q] for q, _ in pairs],
+            binary=False if m in graded else None,
         )
         for m, pairs in scored.items()
     }
@@ -129,7 +147,7 @@ def group_summary(
     out["search_errors"] = sum(1 for r in records if r.error)
     out["scored"] = scored
     out["judge_errors"] = errors
-    out.update(_intervals(values, labels))
+    out.update(_intervals(values, labels, metric_scales(records)))
     out["unanimous"] = {m: _unanimous(records, m) for m in metrics}
     return out
 
@@ -152,15 +170,33 @@ def common_means(
     """Per method, means over the questions every method has a score for (per metric)."""
     out: dict[str, dict[str, Any]] = {m: {} for m in methods}
     per_method: dict[str, dict[str, list[tuple[QKey, float]]]] = {m: {} for m in methods}
+    graded = metric_scales(records)
     for metric in metrics:
-        table = _scores(records, metric, strict=strict)
+        low = graded.get(metric, (0.0, 1.0))[0]
+        table = _scores(records, metric, strict=strict, low=low)
         common = common_questions(table, methods)
         for m in methods:
             per_method[m][metric] = [(q, table[m][q]) for q in common]
             out[m][metric] = _mean([table[m][q] for q in common])
     for m in methods:
         out[m]["scored"] = {metric: len(per_method[m][metric]) for metric in metrics}
-        out[m].update(_intervals(per_method[m], labels))
+        out[m].update(_intervals(per_method[m], labels, graded))
+    if strict:  # how many of the strict mean's zeros are failures, per method and metric
+        for m in methods:
+            mine = {(r.index_key, r.qid): r for r in records if r.method == m}
+            out[m]["failed"] = {}
+            for metric in metrics:
+                rs = [mine[q] for q, _ in per_method[m][metric] if q in mine]
+                out[m]["failed"][metric] = {
+                    "search_errors": sum(1 for r in rs if r.error is not None),
+                    "judge_errors": sum(
+                        1
+                        for r in rs
+                        if r.error is None
+                        and (j := r.judgements.get(metric)) is not None
+                        and j.score is None
+                    ),
+                }
     return out
 
 
@@ -179,6 +215,7 @@ def comparisons(
     records = list(records)
     out: list[dict[str, Any]] = []
     tested: list[tuple[list[float], list[float], list[Any] | None, bool]] = []
+    graded = metric_scales(records)
     for metric in metrics:
         table = _scores(records, metric)
         for i, a in enumerate(methods):
@@ -186,7 +223,12 @@ def comparisons(
                 a_scores, b_scores = table.get(a, {}), table.get(b, {})
                 both = sorted(set(a_scores) & set(b_scores))
                 xa, xb = [a_scores[q] for q in both], [b_scores[q] for q in both]
-                binary = is_binary_metric(metric) and is_binary(xa) and is_binary(xb)
+                binary = (
+                    is_binary_metric(metric)
+                    and metric not in graded
+                    and is_binary(xa)
+                    and is_binary(xb)
+                )
                 cl = None if labels is None else [labels[q] for q in both]
                 entry = compare(xa, xb, cl, binary=binary, tests=None)
                 out.append({"metric": metric, "a": a, "b": b, **entry, "p_holm": None})
@@ -206,10 +248,11 @@ def omnibus(
     0/1 scores, Friedman's test otherwise, over the questions every method scored; empty
     for fewer methods."""
     out: dict[str, Any] = {}
+    graded = metric_scales(records)
     for metric in metrics:
         table = _scores(records, metric)
         values = [v for m in methods for v in table.get(m, {}).values()]
-        binary = is_binary_metric(metric) and is_binary(values)
+        binary = is_binary_metric(metric) and metric not in graded and is_binary(values)
         entry = omnibus_entry(table, methods, binary=binary, labels=labels)  # type: ignore[arg-type]
         if entry is not None:
             out[metric] = entry
@@ -264,8 +307,14 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
         values = _known(effs, attr)
         return _mean(values) if values is not None else None
 
+    # a search that replayed calls from the cache is left out of latency (the cache's
+    # speed, not the method's); another search's unknown latency makes it unknown
+    timed = [e for e in effs if not replayed(e)]
+    latencies = _known(timed, "latency")
+
     out: dict[str, Any] = {
-        "avg_latency": avg("latency"),
+        "avg_latency": _mean(latencies) if latencies else None,
+        "latency_replayed": len(effs) - len(timed),
         "avg_llm_calls": avg("llm_calls"),
         "avg_prompt_tokens": avg("prompt_tokens"),
         "avg_output_tokens": avg("output_tokens"),
@@ -281,13 +330,18 @@ def efficiency_summary(records: Iterable[MethodRecord]) -> dict[str, Any]:
         "n": len(effs),
         "searches": len(spent),
         "stated": {
-            attr: sum(1 for e in spent if getattr(e, attr) is not None) for attr in COST_FIELDS
+            attr: sum(
+                1
+                for e in spent
+                if (measured_latency(e) if attr == "latency" else getattr(e, attr)) is not None
+            )
+            for attr in COST_FIELDS
         },
     }
     for attr in ("latency", "llm_calls", "prompt_tokens", "output_tokens"):
-        values = _known(effs, attr)
-        out[f"p50_{attr}"] = percentile(values, 50) if values is not None else None
-        out[f"p95_{attr}"] = percentile(values, 95) if values is not None else None
+        values = _known(effs, attr) if attr != "latency" else latencies
+        out[f"p50_{attr}"] = percentile(values, 50) if values else None
+        out[f"p95_{attr}"] = percentile(values, 95) if values else None
     prompt, output = _known(effs, "prompt_tokens"), _known(effs, "output_tokens")
     tokens = None
     if prompt is not None and output is not None:
@@ -322,7 +376,8 @@ QUESTION_SETS = {
         "mean over the questions every method answered and the judge scored (compare these)"
     ),
     "by_method.<m>.strict": (
-        "as same_questions, but a failed search counts as a wrong answer (score 0)"
+        "as same_questions, but a failed search or an unscored judge call counts as a wrong "
+        "answer (score 0; `failed` counts them)"
     ),
     "comparisons": "each pair over the questions both methods have a score for",
     "by_method.<m>.answered": (

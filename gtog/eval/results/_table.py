@@ -20,6 +20,8 @@ from gtog.eval.results._noise import clusters_line, omnibus_lines, power_line
 from gtog.eval.results._repeat_tables import panel_parts, repeat_parts
 from gtog.eval.results._verdict import ALPHA, common_counts, plural, verdict
 from gtog.eval.results._why import why_table
+from gtog.eval.terminal._calibration import calibration_parts
+from gtog.eval.terminal._routing import routing_line
 
 __all__ = [
     "ALPHA",
@@ -138,10 +140,16 @@ def _scores(summary: dict[str, Any], metrics: list[str], width: int) -> Table:
     return table
 
 
+def _mean_tokens(eff: dict[str, Any]) -> float | None:
+    """Mean tokens (prompt + output) per successful search (None: some search did not say)."""
+    prompt, output = eff.get("avg_prompt_tokens"), eff.get("avg_output_tokens")
+    return None if prompt is None or output is None else prompt + output
+
+
 def _costs(summary: dict[str, Any]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
     table.add_column("method", style="bold", no_wrap=True)
-    for col in ("errors", "sec p50", "sec p95", "calls", "tokens", "$/answer"):
+    for col in ("errors", "sec p50", "sec p95", "calls mean", "tokens mean", "$/answer"):
         table.add_column(col, justify="right", no_wrap=True)
     for method, group in summary["by_method"].items():
         eff = summary["efficiency"].get(method, {})
@@ -155,8 +163,8 @@ def _costs(summary: dict[str, Any]) -> Table:
             f"{group['search_errors']}+{judge_errors}",
             _fmt(eff.get("p50_latency")),
             _fmt(eff.get("p95_latency")),
-            _fmt(eff.get("p50_llm_calls"), 0),
-            _fmt(eff.get("p50_tokens"), 0),
+            _fmt(eff.get("avg_llm_calls"), 1),
+            _fmt(_mean_tokens(eff), 0),
             _usd(per_answer),
         )
     return table
@@ -307,8 +315,9 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
     parts.append(_costs(summary))
     parts.append(
         Text(
-            "errors = failed searches + failed judge calls; $/answer = search + judging "
-            "(- when a model has no price or a search did not state its cost).",
+            "errors = failed searches + failed judge calls; sec = median and 95th percentile; "
+            "calls, tokens (in + out): mean per answer, as in report.html; $/answer = search + "
+            "judging (- when a model has no price or a search did not state its cost).",
             style="dim",
         )
     )
@@ -327,6 +336,10 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
     why = why_table(summary)
     if why is not None:
         parts.append(why)
+    routed = routing_line(summary)
+    if routed is not None:
+        parts.append(Text(routed))
+    parts += calibration_parts(summary)
     found = verdict(summary, metrics)
     if found is not None:
         parts.append(Text(found, style="bold"))

@@ -14,7 +14,7 @@ from typing import Any
 
 from gtog.eval.scoring._base import uses_llm
 
-__all__ = ["ALPHA", "FEW_QUESTIONS", "common_counts", "plural", "verdict"]
+__all__ = ["ALPHA", "FEW_QUESTIONS", "common_counts", "plural", "scale_of", "to_unit", "verdict"]
 
 ALPHA = 0.05
 """Holm-adjusted p below this calls a difference significant (as the table's `*`)."""
@@ -68,6 +68,21 @@ def common_counts(summary: dict[str, Any], metrics: list[str]) -> dict[str, int]
     }
 
 
+def scale_of(summary: dict[str, Any], metric: str) -> tuple[float, float] | None:
+    """A graded metric's scale `(low, high)` from the summary's `metadata.scales` (None:
+    the metric is on 0-1)."""
+    raw = _dict(_dict(summary.get("metadata")).get("scales")).get(metric)
+    if not isinstance(raw, list) or len(raw) != 2:
+        return None
+    low, high = _number(raw[0]), _number(raw[1])
+    return (low, high) if low is not None and high is not None and high > low else None
+
+
+def to_unit(value: float, scale: tuple[float, float] | None) -> float:
+    """A score on its metric's scale as 0-1 (a 0-1 metric's unchanged)."""
+    return value if scale is None else (value - scale[0]) / (scale[1] - scale[0])
+
+
 def _means(summary: dict[str, Any], metric: str) -> dict[str, float]:
     out = {}
     for method, g in _groups(summary).items():
@@ -78,16 +93,20 @@ def _means(summary: dict[str, Any], metric: str) -> dict[str, float]:
 
 
 def _best(summary: dict[str, Any], metric: str) -> str | None:
-    means = _means(summary, metric)
+    scale = scale_of(summary, metric)
+    means = {m: to_unit(v, scale) for m, v in _means(summary, metric).items()}
     if not means:
         return None
     top = max(means.values())
     leaders = [m for m, v in means.items() if abs(v - top) < 1e-9]
+    note = "" if scale is None else f"its {scale[0]:g}-{scale[1]:g} scale shown as 0-1"
     if len(leaders) == len(means) and len(means) > 1:
-        return f"{_label(metric)}: {_join(leaders)} tie at {top:.2f}"
+        tail = f" ({note})" if note else ""
+        return f"{_label(metric)}: {_join(leaders)} tie at {top:.2f}{tail}"
+    note = f", {note}" if note else ""
     if len(leaders) > 1:
-        return f"{_label(metric)}: {_join(leaders)} ({top:.2f})"
-    return f"{_label(metric)}: {leaders[0]} ({top:.2f})"
+        return f"{_label(metric)}: {_join(leaders)} ({top:.2f}{note})"
+    return f"{_label(metric)}: {leaders[0]} ({top:.2f}{note})"
 
 
 def _significant(summary: dict[str, Any], metrics: list[str]) -> list[str]:

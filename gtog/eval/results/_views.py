@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gtog.eval.results._calibration import calibration
 from gtog.eval.results._currency import (
     current_records,
     judged_elsewhere,
@@ -15,9 +16,11 @@ from gtog.eval.results._epochs import reduce_epochs
 from gtog.eval.results._errors import error_kinds
 from gtog.eval.results._groups import by_group
 from gtog.eval.results._inference import Clusters
+from gtog.eval.results._labels import Label
 from gtog.eval.results._pairwise import pairwise_summary
 from gtog.eval.results._panel import add_panel_entries
-from gtog.eval.results._records import MethodRecord, PairRecord
+from gtog.eval.results._records import MethodRecord, PairRecord, metric_scales
+from gtog.eval.results._routing import routing_summary
 from gtog.eval.results._spec import DETAILED_NAME, QA_DIR, SUMMARY_NAME, EvalSpec
 from gtog.eval.results._spend import run_cost
 from gtog.eval.results._summary import summarize
@@ -67,6 +70,14 @@ def _method_entry(
     }
     if parts:
         entry["assertions"] = parts
+    scales = {m: j.scale for m, j in r.judgements.items() if j.scale is not None}
+    if scales:  # a graded judge's scale (its scores are on it)
+        entry["scales"] = scales
+    flagged = {m: j.flagged for m, j in r.judgements.items() if j.flagged is not None}
+    if flagged:  # what each metric found wrong: invalid citations, unsupported claims, ...
+        entry["flagged"] = flagged
+    if "citation_validity" in flagged:  # the `citations` metric's invalid ids (a key)
+        entry["citations"] = {"invalid": flagged["citation_validity"]}
     if r.error:
         entry["error"] = r.error
         entry["error_kind"] = r.error_kind
@@ -74,6 +85,8 @@ def _method_entry(
         entry["finish_reason"] = r.finish_reason
     if r.route is not None:
         entry["route"] = r.route
+    if r.linked_entities is not None:
+        entry["linked_entities"] = r.linked_entities
     if spec is None:
         pass
     elif searched_elsewhere(spec, r):
@@ -207,6 +220,7 @@ def result_views(
     status: str | None = None,
     pairs: list[PairRecord] | None = None,
     cost: dict[str, float | None] | None = None,
+    labels: list[Label] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The detailed and summary results of a run's records (the JSON `gtog eval` writes).
 
@@ -234,6 +248,7 @@ def result_views(
         "total_questions": len({r.qid for r in records}),
         "methods": methods,
         "metrics": spec.judge.metrics,
+        "scales": {m: list(sc) for m, sc in metric_scales(records).items()},
         "index_keys": sorted({r.index_key for r in records} | set(spec.indexes)),
         "judge_models": spec.judge.models,
         "judge_prompts": spec.judge.prompts,
@@ -266,9 +281,21 @@ def result_views(
         summary["by_group"] = by_group(
             questions, methods, spec.judge.metrics, spec.group_by, labels
         )
+    routing = routing_summary(
+        reduce_epochs(currency.records),
+        methods,
+        spec.judge.metrics,
+        fields=list(spec.group_by or []),
+        labels=Clusters.of(spec.analysis.cluster_by).labels(currency.records),
+        routers=spec.analysis.routers,
+    )
+    if routing is not None:
+        summary["routing"] = routing
     if spec.pairwise is not None:
         run_pairs = [(a, b) for a, b in spec.pairwise.pairs if a in methods and b in methods]
         summary.update(
             pairwise_summary(currency.pairs, run_pairs, list(spec.pairwise.criteria), spec.group_by)
         )
+    if labels:  # people's labels (labels.jsonl): the judge calibrated, corrected means
+        summary.update(calibration(currency.records, labels, spec.judge.metrics, methods))
     return detailed, summary

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gtog._errors import InputError
 from gtog.eval.run._answers import AnswersFile
-from gtog.eval.scoring._base import SCORERS
-from gtog.eval.scoring._judges import ALL_METRICS
+from gtog.eval.scoring._base import METRIC_GROUPS, SCORERS
+from gtog.eval.scoring._judges import ALL_METRICS, FIELDS
 from gtog.eval.scoring._pairwise import CRITERIA, DEFAULT_CRITERIA
 from gtog.search._endpoints import HttpEndpoint
 
@@ -64,6 +64,11 @@ class DatasetConfig(_Strict):
     """Index key -> QA file, for files whose key their folder or name does not give."""
     group_by: list[str] = Field(default_factory=list)
     """Item fields to report results by (question type, hops, ...): `by_group` in the summary."""
+    index_field: str | None = None
+    """The item field naming the index a question is about (GraphRAG-Bench: `source`, the
+    corpus); default `imdb_key` / `index_key`."""
+    index_map: dict[str, str] = Field(default_factory=dict)
+    """That field's values -> index keys, where they are not the keys themselves."""
 
     @model_validator(mode="after")
     def _somewhere(self) -> DatasetConfig:
@@ -103,6 +108,25 @@ class JudgeConfig(_Strict):
     """A judge panel: model ids of the projects' settings.yaml (completion_models) or
     LiteLLM names (`provider/model`); each judge metric is asked of every model, and the
     verdict is their strict majority (no majority: unscored). Replaces `model`."""
+
+    scales: dict[str, tuple[int, int]] = Field(default_factory=dict)
+    """A graded judge's scale, `{metric: [low, high]}` (integers): the judge's prompt asks
+    for an integer in it (the built-in `correctness_graded` and `completeness_graded` are
+    0-10 unless given here; a 0/1 judge given a scale needs a prompt of your own in
+    `prompts_dir` asking for it). Tables show the metric on its scale; the verdict line
+    and charts show it as 0-1."""
+
+    @field_validator("scales")
+    @classmethod
+    def _scales(cls, value: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+        for metric, (low, high) in value.items():
+            if metric not in FIELDS:
+                raise ValueError(
+                    f"{metric!r} is not an LLM judge (choose from {', '.join(FIELDS)})"
+                )
+            if not low < high:
+                raise ValueError(f"{metric}: the scale [{low}, {high}] needs low < high")
+        return value
 
     @field_validator("models")
     @classmethod
@@ -262,6 +286,14 @@ class CacheConfig(_Strict):
     """The cache folder (relative to --root); None: `<output.dir>/cache`, shared by shards."""
 
 
+class CitationsConfig(_Strict):
+    """The citation metrics (`citations`, `citation_support`)."""
+
+    max_checked: int = Field(default=8, ge=1, le=100)
+    """`citation_support`: (sentence, cited record) pairs judged per answer at most,
+    evenly spread over the answer's citations."""
+
+
 class StatisticsConfig(_Strict):
     """How the summary's intervals and tests treat questions that belong together."""
 
@@ -275,6 +307,22 @@ class StatisticsConfig(_Strict):
     def _named(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("name a dataset field, index_key or none")
+        return value
+
+
+class RoutingConfig(_Strict):
+    """The routing analysis (the summary's `routing`)."""
+
+    routers: list[str] = Field(default_factory=list)
+    """Methods that route each question to another method (a user's agent): compared with
+    the oracle and the best single method, never one of the methods they are made from.
+    A method whose answers name a `route` is a router without being listed."""
+
+    @field_validator("routers")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            check_name(name)
         return value
 
 
@@ -333,7 +381,11 @@ class EvalConfig(_Strict):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     """Spending limits per run and per question-method pair."""
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
+    citations: CitationsConfig = Field(default_factory=CitationsConfig)
+    """`citation_support`'s `max_checked` (8)."""
     """How questions are clustered for intervals and tests (by index key by default)."""
+    routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    """Which methods are routers (`routers`), for the summary's `routing`."""
     truncated_answers: Literal["error", "score"] = "error"
     """An answer cut at max_tokens: the pair's error (default), or judged as it is (the
     record and the summary still mark it `truncated`)."""
@@ -356,10 +408,13 @@ class EvalConfig(_Strict):
     @field_validator("metrics")
     @classmethod
     def _known_metrics(cls, value: list[str]) -> list[str]:
+        value = [p for m in value for p in METRIC_GROUPS.get(m, (m,))]  # `citations`: both
         known = list(SCORERS)
         unknown = [m for m in value if m not in known]
         if unknown:
-            raise ValueError(f"unknown metric {unknown[0]!r} (choose from {', '.join(known)})")
+            raise ValueError(
+                f"unknown metric {unknown[0]!r} (choose from {', '.join([*known, *METRIC_GROUPS])})"
+            )
         return list(dict.fromkeys(value))
 
     def response_type_for(self, method: str) -> str | None:

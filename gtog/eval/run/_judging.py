@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gtog._errors import InputError
 from gtog.eval.run._config import EvalConfig
 from gtog.eval.scoring._assertions import METRIC as ASSERTIONS
 from gtog.eval.scoring._assertions import load_assertion_prompt
 from gtog.eval.scoring._base import ScoringSetup
-from gtog.eval.scoring._judges import PromptSet, load_prompts
+from gtog.eval.scoring._judges import ALL_METRICS, PromptSet, load_prompts
 from gtog.eval.scoring._pairwise import load_pairwise_prompt
 from gtog.llm._models import (
     ChatModel,
@@ -183,8 +183,17 @@ def _prompts_dir(root: Path, config: EvalConfig, config_path: Path) -> Path | No
 
 
 def judge_prompts(root: Path, config: EvalConfig, config_path: Path) -> PromptSet:
-    """The judge prompts: built in, each replaced by `judge.prompts_dir/<metric>.txt`."""
-    return load_prompts(_prompts_dir(root, config, config_path))
+    """The judge prompts: built in, each replaced by `judge.prompts_dir/<metric>.txt`. A
+    0/1 judge given a scale (`judge.scales`) needs a prompt of its own asking for it."""
+    folder = _prompts_dir(root, config, config_path)
+    for metric, (low, high) in config.judge.scales.items():
+        if metric in ALL_METRICS and (folder is None or not (folder / f"{metric}.txt").is_file()):
+            raise InputError(
+                f"{config_path}: judge.scales.{metric}: the built-in {metric} prompt asks "
+                f"for 0 or 1; give a prompt asking for an integer from {low} to {high} in "
+                f"judge.prompts_dir/{metric}.txt (or use {metric}_graded where built in)"
+            )
+    return load_prompts(folder, config.metrics)
 
 
 def assertion_prompt(root: Path, config: EvalConfig, config_path: Path) -> str | None:
@@ -207,9 +216,10 @@ def scoring_setup(
     embedder: EmbeddingModel | None = None,
     panel: dict[str, ChatModel] | None = None,
     assertions: str | None = None,
+    project: Any = None,
 ) -> ScoringSetup:
     """What the run's scorers use on one index (`panel`: a judge panel's models;
-    `assertions`: the assertion prompt)."""
+    `assertions`: the assertion prompt; `project`: the index, for the path metrics)."""
     jc = config.judge
     return ScoringSetup(
         model=model,
@@ -223,4 +233,7 @@ def scoring_setup(
         panel=panel or {},
         assertion_prompt=assertions,
         pass_threshold=jc.assertion_threshold,
+        scales=dict(jc.scales),
+        project=project,
+        citations_max_checked=config.citations.max_checked,
     )

@@ -26,6 +26,7 @@ from gtog.eval.results._records import MethodRecord, PairRecord, answer_key, com
 from gtog.eval.results._spec import CHECKPOINT_NAME
 from gtog.eval.run._checkpoint import Checkpoint
 from gtog.eval.run._engines import Engines
+from gtog.eval.run._features import linked_entities
 from gtog.eval.run._guard import Guard, parse_budget
 from gtog.eval.run._manifest import remember
 from gtog.eval.run._outputs import write_results
@@ -75,6 +76,8 @@ def _redact(run: EvalRun, record: MethodRecord) -> MethodRecord:
             one.error, one.reason = r.optional(one.error), r.optional(one.reason)
         for v in j.assertions or []:
             v.error, v.reason = r.optional(v.error), r.optional(v.reason)
+        if j.flagged:
+            j.flagged = [r(x) for x in j.flagged]
     return record
 
 
@@ -94,6 +97,7 @@ async def _evaluate_one(
         groups=dict(item.groups),
         epoch=epoch,
     )
+    record.linked_entities = await linked_entities(run, item)
     with pair_spending(run) as budget:  # the pair's limits (and the run's)
         try:
             with answering_epoch(epoch):

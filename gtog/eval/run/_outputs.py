@@ -6,6 +6,7 @@ from pathlib import Path
 
 from gtog._files import write_json_atomic
 from gtog.eval.report._publish import write_report
+from gtog.eval.results._labels import read_labels
 from gtog.eval.results._records import MethodRecord, PairRecord, answer_key
 from gtog.eval.results._spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
 from gtog.eval.results._spend import cost_context
@@ -38,6 +39,7 @@ def write_outputs(
         status=status,
         pairs=pairs,
         cost=cost_context(output_dir),
+        labels=read_labels(output_dir),
     )
     detailed = output_dir / DETAILED_NAME
     summary_path = output_dir / SUMMARY_NAME

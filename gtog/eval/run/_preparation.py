@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gtog._errors import InputError
 from gtog._project import Project, load_project
-from gtog._redact import Redactor
+from gtog._redact import Redactor, environment_secrets
 from gtog.eval._dataset import QAItem, load_dataset
 from gtog.eval.results._spec import (
     ShardSpec,
@@ -212,20 +212,15 @@ def _index_notes(run: EvalRun) -> None:
 
 def _secrets(projects: dict[str, Project], methods: dict[str, RunMethod]) -> list[str]:
     keys: list[str] = [
-        os.environ.get(var, "")
+        secret
         for m in methods.values()
         if m.http is not None
-        for var in m.http.variables()
+        for secret in m.http.secret_values(os.environ)
     ]
     for project in projects.values():
         for models in (project.config.completion_models, project.config.embedding_models):
             keys += [m.api_key for m in models.values() if m.api_key]
-    keys += [
-        v
-        for k, v in os.environ.items()
-        if k.upper().endswith(("_KEY", "_TOKEN", "_SECRET", "API_KEY")) and v
-    ]
-    return keys
+    return keys + environment_secrets(os.environ)
 
 
 def prepare(options: EvalOptions) -> EvalRun:
@@ -249,6 +244,8 @@ def prepare(options: EvalOptions) -> EvalRun:
         files={k: under_root(f) for k, f in config.dataset.files.items()},
         exclude=[output_dir],
         group_by=fields_kept(config),
+        index_field=config.dataset.index_field,
+        index_map=config.dataset.index_map,
     )
     all_items = dataset.items
     if "metrics" not in config.model_fields_set and dataset.has_evidence:
@@ -337,7 +334,9 @@ def prepare(options: EvalOptions) -> EvalRun:
         scorers={
             k: build_scorers(
                 list(config.metrics),
-                scoring_setup(config, j, prompts, embedders[k], panels[k], claims_prompt),
+                scoring_setup(
+                    config, j, prompts, embedders[k], panels[k], claims_prompt, projects[k]
+                ),
             )
             for k, j in judges.items()
         },

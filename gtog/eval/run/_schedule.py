@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
+from gtog._project import log_translation
 from gtog.eval._dataset import QAItem
 from gtog.eval.run._answers import AnswerBook
 from gtog.eval.run._engines import Engines
@@ -43,6 +44,7 @@ class IndexSchedule:
             note = run.projects[key].compat.note(f"index {key!r} ({run.projects[key].root})")
             if note is not None:
                 logger.warning("%s", note)
+            log_translation(run.projects[key].root, logger)  # (graphrag 2.x settings)
 
     async def engine(self, item: QAItem, method: str) -> SearchEngine | AnswerBook | BaseException:
         """The engine for one pair (its index is opened first if it is not)."""

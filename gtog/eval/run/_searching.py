@@ -132,7 +132,8 @@ def _efficiency(usage: Any, seconds: float, result: Any = None) -> Efficiency:
     prompt = dict(getattr(result, "prompt_tokens_categories", None) or usage.prompt_tokens)
     output = dict(getattr(result, "output_tokens_categories", None) or usage.output_tokens)
     return Efficiency(
-        latency=seconds,
+        # a replayed chat call took the cache's time, not the model's: no latency to show
+        latency=None if usage.cached_llm_calls else seconds,
         llm_calls=usage.total_calls,
         prompt_tokens=usage.total_prompt_tokens,
         output_tokens=usage.total_output_tokens,

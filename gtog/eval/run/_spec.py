@@ -93,6 +93,7 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             cluster_by=None
             if config.statistics.cluster_by == "none"
             else config.statistics.cluster_by,
+            routers=list(config.routing.routers),
         ),
         judge=JudgeSpec(
             models={k: judge_name(k, j) for k, j in judges.items()},
@@ -110,5 +111,9 @@ def build_spec(run_parts: dict[str, Any], options: EvalOptions, config: EvalConf
             assertions=_assertion_spec(run_parts.get("assertion_prompt"), jc.assertion_threshold),
             metrics=[] if options.skip_judges else list(config.metrics),
             skipped=options.skip_judges,
+            scales={m: list(s) for m, s in jc.scales.items()} or None,
+            citations_max_checked=config.citations.max_checked
+            if "citation_support" in config.metrics
+            else None,
         ),
     )

@@ -113,6 +113,8 @@ class EvalRun:
     """What the run has sent to providers, against its limits (`open_spending`)."""
     subset: set[str] | None = None
     """Only these question ids are searched, judged and compared (a pilot); None: all."""
+    entity_names: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    """index key -> its entities' normalised titles (`_features`; None: unreadable)."""
 
     @property
     def pairs(self) -> list[Pair]:

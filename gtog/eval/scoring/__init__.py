@@ -11,8 +11,12 @@ Head-to-head judging fits as a `PairScorer`. Add a metric with `register_scorer`
 
 # Imported for their registrations: each adds its metrics to SCORERS.
 import gtog.eval.scoring._assertions
+import gtog.eval.scoring._citations
+import gtog.eval.scoring._claims
 import gtog.eval.scoring._lexical
-import gtog.eval.scoring._reference  # noqa: F401
+import gtog.eval.scoring._paths
+import gtog.eval.scoring._reference
+import gtog.eval.scoring._support  # noqa: F401
 from gtog.eval.scoring._base import (
     SCORERS,
     Judgement,

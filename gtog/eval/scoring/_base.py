@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ITEM_FIELDS",
+    "METRIC_GROUPS",
     "SCORERS",
     "AssertionVerdict",
     "CallBound",
@@ -38,6 +39,7 @@ __all__ = [
     "Winner",
     "is_binary_metric",
     "is_metered",
+    "metric_scale",
     "register_scorer",
     "uses_llm",
 ]
@@ -78,6 +80,14 @@ class Judgement(BaseModel):
         default=None, exclude_if=lambda value: value is None
     )
     """The `assertions` scorer's verdict on each assertion (absent for other metrics)."""
+    scale: list[float] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A graded judge's scale `[low, high]` (the score is on it, not 0/1); absent for
+    other metrics."""
+    flagged: list[str] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """What the metric found wrong in the answer, listed (absent for metrics that list
+    nothing): `citation_validity`'s records not in the context, `path_validity`'s invented
+    triples, `faithfulness_claims`' unsupported claims, `citation_support`'s unsupported
+    sentence-record pairs."""
     panel: dict[str, Judgement] | None = Field(default=None, exclude_if=lambda value: value is None)
     """With a judge panel (`judge.models`): each model's own judgement, by model id; the
     score above is their strict majority (absent without a panel)."""
@@ -88,8 +98,9 @@ class Judgement(BaseModel):
         return cls(error=why, **usage)
 
 
-ITEM_FIELDS = frozenset({"evidence"})
-"""Optional fields of a question: a scorer that needs one skips questions without it."""
+ITEM_FIELDS = frozenset({"evidence", "reference"})
+"""Optional fields of a question: a scorer that needs one skips questions without it (gold
+evidence; a reference answer, which an assertions-only question, BenchmarkQED's, lacks)."""
 
 
 @runtime_checkable
@@ -142,6 +153,14 @@ class ScoringSetup:
     """The `assertions` scorer's prompt template (None: the built-in one)."""
     pass_threshold: float = 0.5
     """An assertion passes when more than this share of its trials find it supported."""
+    citations_max_checked: int = 8
+    """`citations.max_checked`: (sentence, record) pairs `citation_support` judges at most."""
+    project: Any = None
+    """The index (`gtog._project.Project`) the answers come from: `path_validity` and
+    `evidence_on_path` read its graph (None: not given; those metrics are unscored)."""
+    scales: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """`judge.scales`: metric -> (low, high) of a graded judge (its prompt asks for an
+    integer in it)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +185,12 @@ class ScorerBase:
     binary: bool = False
     metered: bool = False
     """Its calls cost tokens or money (LLM judges, embeddings): counted in `judge_usage`."""
+    flags: str | None = None
+    """What its `flagged` lists are, for the report and the CSV (`invalid citations`);
+    None: it lists nothing."""
+    scale: tuple[float, float] = (0.0, 1.0)
+    """The range of its scores (a graded judge: `(0, 10)`); the verdict line and the
+    charts divide by it to show 0-1."""
 
     def __init__(self, setup: ScoringSetup) -> None:
         self.setup = setup
@@ -183,6 +208,9 @@ class ScorerBase:
 
 
 ScorerFactory = type[ScorerBase]
+
+METRIC_GROUPS: dict[str, tuple[str, ...]] = {}
+"""A name a config may list for several scores at once (`citations`: its two scores)."""
 
 SCORERS: dict[str, ScorerFactory] = {}
 """Metric name -> scorer class (built per index with its `ScoringSetup`).
@@ -202,6 +230,17 @@ def is_binary_metric(metric: str) -> bool:
     """Whether `metric` gives 0/1 scores (an unknown metric, from an older log: yes)."""
     factory = SCORERS.get(metric)
     return True if factory is None else bool(factory.binary)
+
+
+def metric_scale(metric: str, scales: dict[str, Any] | None = None) -> tuple[float, float]:
+    """The lowest and highest score of `metric`: a run's `judge.scales` entry (`scales`,
+    a graded judge), else its scorer's `scale` (an unknown metric: 0 to 1)."""
+    given = (scales or {}).get(metric)
+    if given:
+        return float(given[0]), float(given[1])
+    factory = SCORERS.get(metric)
+    lo, hi = factory.scale if factory is not None else (0.0, 1.0)
+    return float(lo), float(hi)
 
 
 def is_metered(metric: str) -> bool:

@@ -10,9 +10,12 @@ fails records an error ("unscored"), never a score.
 from __future__ import annotations
 
 import asyncio
+import functools
+import re
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, field_validator
 
@@ -37,13 +40,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_METRICS",
+    "EXTRA_PROMPTS",
     "FIELDS",
+    "GRADED",
+    "GradedVerdict",
     "JudgeParseError",
     "Judgement",
     "LLMJudge",
     "PromptSet",
     "Verdict",
     "asked_bound",
+    "graded_verdict",
     "judge",
     "judge_panel",
     "judge_trials",
@@ -62,6 +69,20 @@ FIELDS: dict[str, tuple[str, ...]] = {
 
 ALL_METRICS = tuple(FIELDS)
 """The LLM judges, in the order they are reported."""
+
+GRADED: dict[str, tuple[int, int]] = {
+    "correctness_graded": (0, 10),
+    "completeness_graded": (0, 10),
+}
+"""The built-in graded judges and their default scales (`judge.scales` may set others):
+each prompt has a rubric and asks for a rationale first, then an integer score."""
+FIELDS.update({m: ("question", "ground_truth", "predicted") for m in GRADED})
+
+EXTRA_PROMPTS: dict[str, dict[str, tuple[str, ...]]] = {}
+"""metric -> {prompt name -> its placeholders}: the prompts of an LLM metric beyond the
+four judges (`faithfulness_claims`, the graded judges, ...), loaded only for a run that
+scores it (so the prompts' hash of other runs is unchanged), each replaceable by
+`<prompts_dir>/<prompt name>.txt` like the judges'."""
 
 _NEEDS = {"ground_truth": "reference", "predicted": "answer"}
 
@@ -83,19 +104,63 @@ class Verdict(BaseModel):
         return optional_text(value)
 
 
+class GradedVerdict(BaseModel):
+    """A graded judge reply: a rationale and an integer score on the metric's scale
+    (`graded_verdict(low, high)` sets the scale)."""
+
+    rationale: str | None = None
+    score: int
+    low: ClassVar[int] = 0
+    high: ClassVar[int] = 10
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _exact(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("score must be an integer, not a boolean")
+        if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+            value = int(value)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int):
+            raise ValueError(f"score must be an integer from {cls.low} to {cls.high}")
+        if not cls.low <= value <= cls.high:
+            raise ValueError(f"score {value} is outside the scale {cls.low}-{cls.high}")
+        return value
+
+    @field_validator("rationale", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return optional_text(value)
+
+    @property
+    def reason(self) -> str | None:
+        return self.rationale
+
+
+@functools.cache
+def graded_verdict(low: int, high: int) -> type[GradedVerdict]:
+    """The reply schema of a judge graded from `low` to `high` (integers)."""
+    return type(f"GradedVerdict_{low}_{high}", (GradedVerdict,), {"low": low, "high": high})
+
+
 class JudgeParseError(ValueError):
     """A judge reply without an explicit 0/1 score."""
 
 
-def load_prompts(prompts_dir: Path | None = None) -> PromptSet:
-    """Built-in prompts, each replaced by `<prompts_dir>/<metric>.txt` where present."""
+def load_prompts(prompts_dir: Path | None = None, metrics: Iterable[str] = ()) -> PromptSet:
+    """Built-in prompts, each replaced by `<prompts_dir>/<metric>.txt` where present (and
+    the `EXTRA_PROMPTS` of `metrics`)."""
     templates: dict[str, str] = {}
     builtin = resources.files("gtog.eval.scoring") / "prompts"
-    for metric in ALL_METRICS:
+    wanted = {m: FIELDS[m] for m in ALL_METRICS}
+    for m in metrics:
+        wanted.update(EXTRA_PROMPTS.get(m, {}))
+    for metric, fields in wanted.items():
         custom = prompts_dir / f"{metric}.txt" if prompts_dir else None
         if custom is not None and custom.is_file():
             text = custom.read_text(encoding="utf-8")
-            missing = [f for f in FIELDS[metric] if f not in placeholders(text)]
+            missing = [f for f in fields if f not in placeholders(text)]
             if missing:
                 raise InputError(f"{custom}: prompt lacks placeholder {{{missing[0]}}}")
         else:
@@ -141,12 +206,19 @@ async def judge(
     json_mode: bool = True,
     attempts: int = 2,
     timeout: float | None = None,
+    scale: tuple[int, int] | None = None,
 ) -> Judgement:
     """Run one judge; an unusable reply is asked again once, then the metric is unscored.
+
+    With a `scale` (a graded judge) the reply is a rationale and an integer score in it;
+    a score outside the scale, or not an integer, is no verdict.
 
     A fatal provider error (401/403/404) is raised so the run can stop; any other failure,
     including `timeout` seconds passing, is this metric's error.
     """
+    schema: type[BaseModel] = Verdict if scale is None else graded_verdict(*scale)
+    if scale is not None:
+        values = {"low": str(scale[0]), "high": str(scale[1]), **values}
     prompt = render_prompt(prompts.templates[metric], values)
     with metering() as meter:  # what every attempt spent, also when a later one times out
         try:
@@ -154,7 +226,7 @@ async def judge(
                 ask_json(
                     model,
                     prompt,
-                    Verdict,
+                    schema,
                     temperature=temperature,
                     max_tokens=max_tokens,
                     structured=json_mode,
@@ -172,10 +244,17 @@ async def judge(
     usage = _usage(meter)
     if reply.value is None:
         why = (reply.error or "").removeprefix("unusable reply: ")
+        wanted = "0/1" if scale is None else f"integer {scale[0]}-{scale[1]}"
         return Judgement.unscored(
-            f"unparseable judge reply (no explicit 0/1 score): {why}", **usage
+            f"unparseable judge reply (no explicit {wanted} score): {why}", **usage
         )
-    return Judgement(score=reply.value.score, reason=reply.value.reason, **usage)
+    value: Any = reply.value
+    return Judgement(
+        score=value.score,
+        reason=value.reason,
+        scale=None if scale is None else list(scale),
+        **usage,
+    )
 
 
 def _total(verdicts: list[Judgement], **fields: Any) -> Judgement:
@@ -217,6 +296,21 @@ def _majority(out: Judgement, verdicts: list[Judgement], asked: str) -> Judgemen
     return out
 
 
+def _average(out: Judgement, verdicts: list[Judgement], asked: str) -> Judgement:
+    """`out` with the mean score of `verdicts` (a graded judge's trials or models), or
+    unscored when no more than half of those asked gave a score."""
+    scored = [v for v in verdicts if v.score is not None]
+    if 2 * len(scored) <= len(verdicts):
+        failed = len(verdicts) - len(scored)
+        why = next((v.error for v in verdicts if v.error), "no score")
+        out.error = f"{failed} of {len(verdicts)} {asked} failed: {why}"[:500]
+        return out
+    out.score = sum(float(v.score) for v in scored) / len(scored)  # type: ignore[arg-type]
+    out.reason = scored[0].reason
+    out.scale = scored[0].scale
+    return out
+
+
 async def judge_trials(
     metric: str,
     model: ChatModel,
@@ -227,7 +321,8 @@ async def judge_trials(
     **kwargs: Any,
 ) -> Judgement:
     """`judge` asked `trials` times: the score a majority of the `trials` gave; unscored
-    ("tie: ...", "no majority: ...") when no score has more than half of the trials.
+    ("tie: ...", "no majority: ...") when no score has more than half of the trials. A
+    graded judge (`scale`): the mean of the trials' scores, when more than half gave one.
 
     Calls, tokens and cost add up over the trials; `votes` keeps each trial's score.
     """
@@ -240,6 +335,8 @@ async def judge_trials(
     if len(verdicts) == 1:
         return verdicts[0]
     out = _total(verdicts, votes=[v.score for v in verdicts])
+    if kwargs.get("scale") is not None:
+        return _average(out, verdicts, "trials")
     return _majority(out, verdicts, "trials")
 
 
@@ -252,7 +349,8 @@ async def judge_panel(
 ) -> Judgement:
     """`judge_trials` asked of every model of a panel: the score a strict majority of the
     models gave (no majority, counting the models that failed: unscored); `panel` keeps
-    each model's judgement, and calls, tokens and cost add up over the models."""
+    each model's judgement, and calls, tokens and cost add up over the models. A graded
+    judge (`scale`): the mean of the models' scores, when more than half gave one."""
     names = list(panel)
     verdicts = list(
         await asyncio.gather(
@@ -260,6 +358,8 @@ async def judge_panel(
         )
     )
     out = _total(verdicts, panel=dict(zip(names, verdicts, strict=True)))
+    if kwargs.get("scale") is not None:  # a graded judge: the models' mean
+        return _average(out, verdicts, "judges")
     return _majority(out, verdicts, "judges")
 
 
@@ -296,7 +396,7 @@ class LLMJudge(ScorerBase):
             return Judgement.unscored("no judge model configured")
         values = {
             "question": item.question,
-            "ground_truth": item.reference,
+            "ground_truth": item.judged_reference,  # every gold answer, as alternatives
             "predicted": answer,
             "answer": answer,
             "context": context,
@@ -306,7 +406,9 @@ class LLMJudge(ScorerBase):
                 "no saved context to judge (output.save_intermediate was off)"
             )
         asked = {f: str(values[f]) for f in FIELDS[self.name]}
+        scale = setup.scales.get(self.name) or GRADED.get(self.name)
         sampling: dict[str, Any] = {
+            "scale": tuple(scale) if scale is not None else None,
             "trials": setup.trials,
             "temperature": setup.temperature,
             "max_tokens": setup.max_tokens,
@@ -325,7 +427,7 @@ class LLMJudge(ScorerBase):
         if setup.prompts is None:
             return []
         fields = FIELDS[self.name]
-        texts = {"question": item.question, "ground_truth": item.reference}
+        texts = {"question": item.question, "ground_truth": item.judged_reference}
         reads_answer = "answer" in fields or "predicted" in fields
         variable = (answer if reads_answer else 0) + (context if "context" in fields else 0)
         models = list(setup.panel.values()) or ([setup.model] if setup.model else [])
@@ -341,14 +443,19 @@ class LLMJudge(ScorerBase):
 
 
 for _metric, _fields in FIELDS.items():
+    _graded = GRADED.get(_metric)
     register_scorer(
         type(
-            f"{_metric.title()}Judge",
+            "".join(p.title() for p in _metric.split("_")) + "Judge",
             (LLMJudge,),
             {
                 "name": _metric,
                 "needs": frozenset(_NEEDS.get(f, f) for f in _fields),
-                "__doc__": f"The {_metric} LLM judge.",
+                "__doc__": f"The {_metric} LLM judge"
+                + (f" (graded {_graded[0]}-{_graded[1]})." if _graded else "."),
+                **({"binary": False, "scale": _graded} if _graded else {}),
             },
         )
     )
+    if _graded:
+        EXTRA_PROMPTS[_metric] = {_metric: _fields}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from gtog.eval.scoring._base import Judgement, ScorerBase, register_scorer
@@ -16,6 +17,7 @@ __all__ = [
     "LEXICAL_METRICS",
     "EvidenceRecall",
     "TokenRecall",
+    "best_match",
     "content_tokens",
     "evidence_recall",
     "normalize_tokens",
@@ -91,6 +93,15 @@ def token_recall(reference: str, answer: str) -> float | None:
     return len(wanted & set(normalize_tokens(answer))) / len(wanted)
 
 
+def best_match(
+    measure: Callable[[str, str], float | None], gold: Iterable[str], answer: str
+) -> float | None:
+    """`measure(reference, answer)` at its best over the gold answers (a question with
+    several right answers: SQuAD's, HotpotQA's), None when no gold answer gives a value."""
+    values = [v for ref in gold if (v := measure(ref, answer)) is not None]
+    return max(values) if values else None
+
+
 LEXICAL_METRICS = {"token_recall": token_recall}
 """metric name -> fn(reference, answer) -> score in [0, 1] or None."""
 
@@ -145,8 +156,9 @@ class TokenRecall(ScorerBase):
     needs = frozenset({"reference", "answer"})
 
     async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
-        """The share of the reference's words in the answer; unscored without any."""
-        value = token_recall(item.reference, answer)
+        """The share of the reference's words in the answer (the best over several gold
+        answers); unscored without any."""
+        value = best_match(token_recall, item.gold, answer)
         if value is None:
             return Judgement.unscored("the reference has no content words")
         return Judgement(score=value)

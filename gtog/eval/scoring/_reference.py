@@ -8,6 +8,8 @@
   `rouge-score` package, with gtog's Unicode word tokenizer (`lexical.words`, citation
   markers kept; on ASCII text it splits exactly as rouge-score's own, `[3]` included)
   and no stemming.
+- With several gold answers (SQuAD, HotpotQA, GraphRAG-Bench lists) each metric takes its
+  best match over them.
 - `answer_similarity` is the cosine between the answer's and the reference's embeddings,
   made by the index's embedding model (`local_search.embedding_model_id`), clipped to
   [0, 1]; its embedding requests are metered like a judge's calls (its `llm_calls`). A
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from gtog._errors import describe_exception
 from gtog.eval.scoring._base import CallBound, Judgement, ScorerBase, register_scorer
-from gtog.eval.scoring._lexical import words
+from gtog.eval.scoring._lexical import best_match, words
 from gtog.llm._errors import fatal_reason
 from gtog.llm._usage import metering
 
@@ -123,8 +125,9 @@ class _AgainstReference(ScorerBase):
         raise NotImplementedError
 
     async def score(self, item: QAItem, answer: str, context: str | None) -> Judgement:
-        """The metric's value; unscored when the reference gives it nothing to compare."""
-        value = self.measure(item.reference, answer)
+        """The metric's value, the best over the gold answers when there are several;
+        unscored when no reference gives it anything to compare."""
+        value = best_match(self.measure, item.gold, answer)
         return Judgement.unscored(self.why) if value is None else Judgement(score=value)
 
 
@@ -178,30 +181,33 @@ class AnswerSimilarity(ScorerBase):
         """The clipped cosine; unscored without an embedding model or when a call fails."""
         if self.setup.embedder is None:
             return Judgement.unscored("no embedding model configured")
-        if not answer.strip() or not item.reference.strip():
+        if not answer.strip() or not item.gold:
             return Judgement.unscored("an empty answer or reference has no embedding")
         with metering() as meter:
             try:
-                reference = await self._reference(item.reference)
+                references = [await self._reference(text) for text in item.gold]
                 [vector] = await self.setup.embedder.embed([answer])
             except Exception as exc:
                 if fatal_reason(exc) is not None:
                     raise
                 return Judgement.unscored(describe_exception(exc), **_usage(meter))
-        value = cosine_similarity(vector, reference)
+        # the closest gold answer, when there are several
+        values = [v for r in references if (v := cosine_similarity(vector, r)) is not None]
+        value = max(values) if values else None
         if value is None:
             return Judgement.unscored("the embedding model returned an unusable vector")
         return Judgement(score=value, **_usage(meter))
 
     def bound(self, item: QAItem, answer: int, context: int) -> list[CallBound] | None:
-        """Two embedding requests at most (the reference, embedded once per index, and
-        the answer of at most `answer` tokens); one at least."""
+        """One embedding request per gold answer (each embedded once per index) and one
+        for the answer of at most `answer` tokens, at most; one at least."""
         embedder = self.setup.embedder
-        if embedder is None or not item.reference.strip():
+        if embedder is None or not item.gold:
             return []
         tokenizer = getattr(embedder.embedding, "tokenizer", None)
-        reference = len(tokenizer.encode(item.reference)) if tokenizer else len(item.reference)
-        return [CallBound(embedder.config, (1, 2), (1, reference + answer), embedding=True)]
+        reference = sum(len(tokenizer.encode(t)) if tokenizer else len(t) for t in item.gold)
+        calls = (1, 1 + len(item.gold))
+        return [CallBound(embedder.config, calls, (1, reference + answer), embedding=True)]
 
 
 def _usage(meter: Any) -> dict[str, Any]:

@@ -21,6 +21,8 @@ COMMANDS = [
     ["answer-correctness"],
     ["judge-check"],
     ["local-model"],
+    ["settings"],
+    ["settings", "migrate"],
     ["init"],
     ["index"],
 ]

@@ -85,7 +85,15 @@ def test_a_run_started_again_sends_nothing_and_a_change_resends_only_its_calls(
     assert again["cost"]["spent_usd"] == 0.0
     eff = again["efficiency"]["local"]  # the figures are the first run's, not zeros
     timing = {k: eff[k] for k in eff if "latency" in k or "queue_wait" in k}
-    assert eff == {**summary["efficiency"]["local"], **timing}
+    stated = {**eff["stated"], "latency": summary["efficiency"]["local"]["stated"]["latency"]}
+    assert {**eff, "stated": stated} == {**summary["efficiency"]["local"], **timing}
+    # the replayed answers took the cache's time, not the methods': left out of latency
+    # (the first run's answers that replayed only the question's embedding kept theirs)
+    for method in ("tog", "local", "basic"):
+        first_eff, again_eff = summary["efficiency"][method], again["efficiency"][method]
+        assert first_eff["avg_latency"] > 0 and first_eff["latency_replayed"] == 0
+        assert again_eff["avg_latency"] is None and again_eff["latency_replayed"] == 3
+        assert again_eff["stated"]["latency"] == 0
 
     # one judge prompt changed: only that judge's calls go out, at most one per answer
     # (methods that answer a question alike share one verdict, unless asked at once)
@@ -151,7 +159,13 @@ def test_retry_errors_re_asks_an_unreadable_verdict_with_the_cache_on(
         extra="metrics: [correctness]\n",
     )
     args = ("eval", "--root", str(root), "-k", "lighthouse", "--limit", "1", "-q")
-    assert gtog(*args).returncode == 0
+    gate = ("--fail-under", "correctness=0.9")
+    first = gtog(*args, *gate)  # the CI gate does not pass on the judge's failure (item 2)
+    assert first.returncode == 1, first.stderr
+    assert (
+        "basic correctness: 0.000 < 0.9 (strict mean, n 1; counted as wrong: 0 failed "
+        "searches, 1 unscored judge calls)" in " ".join(first.stderr.split())
+    )
     detailed, _ = load_results(root)
     [entry] = detailed["results"][0]["methods"].values()
     assert "unparseable judge reply" in entry["judge_errors"]["correctness"]
@@ -159,8 +173,9 @@ def test_retry_errors_re_asks_an_unreadable_verdict_with_the_cache_on(
 
     mute["on"] = False
     llm_server.clear_log()
-    retried = gtog(*args, "--resume", "--retry-errors")
+    retried = gtog(*args, "--resume", "--retry-errors", *gate)
     assert retried.returncode == 0, retried.stderr
+    assert "--fail-under: gate passed: correctness >= 0.9: basic 1.000 (n 1)" in retried.stderr
     assert [e.rule for e in llm_server.chat_log()] == ["judge:mute"]  # asked, not replayed
     detailed, _ = load_results(root)
     [entry] = detailed["results"][0]["methods"].values()

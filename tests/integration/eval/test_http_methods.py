@@ -124,6 +124,10 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     assert all(r.authorized for r in service.requests)
     # 503 twice, then the answer: three requests per question, retried by the model's policy
     assert sum(r.path.endswith("/flaky") for r in service.requests) == 6
+    # and each retry is a line in eval.log, as the docs say
+    log = (root / "results" / "eval.log").read_text()
+    retries = [line for line in log.splitlines() if "http_methods.flaky on lighthouse" in line]
+    assert len(retries) == 4 and all("after http 503" in line for line in retries), retries
     kinds = {e["kind"]: e["count"] for e in summary["metadata"]["errors"]}
     assert kinds.get("search: timeout") == 2 and kinds.get("search: no answer in reply") == 2
     # scored, compared and paired-tested beside local and basic
@@ -185,3 +189,25 @@ def test_http_methods_and_a_benchmark_file_are_scored_beside_local_and_basic(
     )
     assert query.returncode == 0, query.stderr
     assert query.stdout.strip() == "Maren Holt"
+
+
+def test_gtog_query_masks_a_token_the_service_echoes(
+    service: SearchService, tmp_path: Path
+) -> None:
+    """`gtog query -m` prints errors through the redactor `gtog eval` uses (issue 44)."""
+    key = "x-api-key-0f9e8d7c6b5a"
+    config = tmp_path / "eval_config.yaml"
+    config.write_text(
+        "dataset: {path: qa.json}\n"
+        "indexes: {lighthouse: lighthouse}\n"
+        "http_methods:\n"
+        "  echo:\n"
+        f'    url: "{service.base_url}/api/collections/{{index_key}}/search/echo"\n'
+        '    headers: {Authorization: "Bearer ${SVC_TOKEN}", X-API-Key: "${SVC_KEY}"}\n'
+    )
+    env = {**subprocess_env(), "SVC_TOKEN": TOKEN, "SVC_KEY": key}
+    args = ("query", "--root", str(tmp_path), "--config", str(config), "--index-key", "x")
+    result = gtog(*args, "-m", "echo", "Who keeps the lighthouse?", env=env)
+    assert result.returncode == 1, result.stderr
+    assert "HTTP 500" in result.stderr and "invalid credentials: [REDACTED]" in result.stderr
+    assert TOKEN not in result.stdout + result.stderr and key not in result.stderr

@@ -215,8 +215,15 @@ def test_a_judge_panel_takes_the_majority_and_its_agreement_drops_with_a_contrar
     args = ("eval", "--root", str(root), "-k", "lighthouse", "--limit", "5", "-q")
     result = gtog(*args)
     assert result.returncode == 0, result.stderr
-    judged = Counter(e.request.get("model") for e in llm_server.chat_log() if "judge" in e.rule)
-    assert judged == {"judge-a": 10, "judge-b": 10}  # 5 questions x 2 methods, each model
+    sent = {
+        m: [
+            e.prompt for e in llm_server.chat_log() if "judge" in e.rule and e.request["model"] == m
+        ]
+        for m in ("judge-a", "judge-b")
+    }  # 5 questions x 2 methods, each model; two equal answers are judged once (the cache:
+    # a LiteLLM-named panel model passes the call gate like every model, issue 44)
+    assert 5 <= len(sent["judge-a"]) <= 10 and set(sent["judge-a"]) == set(sent["judge-b"])
+    assert all(len(prompts) == len(set(prompts)) for prompts in sent.values())
     _, summary = load_results(root)
     agree = summary["judge_agreement"]["correctness"]
     assert agree["models"] == ["openai/judge-a", "openai/judge-b"]

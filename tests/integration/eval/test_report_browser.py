@@ -121,6 +121,9 @@ def test_report_in_headless_chromium(
     narrow = layout_at(CHROMIUM, page, 400)
     assert narrow.scroll_width <= narrow.client_width, narrow
     assert narrow.chart_scales and min(narrow.chart_scales.values()) > 0.99, narrow
+    # the score chart fits whole (no bar cut at 0.75); every box that scrolls says so
+    assert not [k for k in narrow.scrolling if k.startswith("Score per method")], narrow
+    assert narrow.scrolling and all(narrow.scrolling.values()), narrow.scrolling
     wide = layout_at(CHROMIUM, page, 1280)
     assert wide.scroll_width <= wide.client_width, wide
 
@@ -179,3 +182,13 @@ def test_report_with_head_to_head_and_groups_in_headless_chromium(tmp_path: Path
         png = screenshot(CHROMIUM, page, tmp_path / f"report-{width}.png", size=(width, 3000))
         assert _png_size(png) == (width, 3000)
         assert png.stat().st_size > 30_000  # a drawn page, not a blank one
+
+    # a phone (400 px): the score chart fits whole (it was cut at 0.75); the wide tables
+    # and charts scroll in their boxes, and each says so (a line, a shadow)
+    narrow = layout_at(CHROMIUM, page, 400)
+    assert narrow.scroll_width <= narrow.client_width, narrow
+    assert "Score per method and metric over the questions every method answered" in (
+        narrow.chart_scales
+    )
+    assert not [k for k in narrow.scrolling if k.startswith("Score per method")], narrow
+    assert len(narrow.scrolling) >= 5 and all(narrow.scrolling.values()), narrow.scrolling

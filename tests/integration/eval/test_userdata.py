@@ -49,7 +49,7 @@ def test_user_folder_runs_unchanged_with_evidence(
     assert "7 questions x 3 methods" in result.stderr
     warning = next(line for line in result.stderr.splitlines() if "warning:" in line)
     assert "1 repeated question kept as separate questions" in warning
-    assert "lighthouse/qa_lighthouse.json item 3 repeats item 0" in warning
+    assert "lighthouse/qa_lighthouse.json item 4 repeats item 1" in warning
 
     out = root / "eval" / "results"
     detailed = json.loads((out / "eval_results_detailed.json").read_text())
@@ -116,7 +116,11 @@ def test_user_folder_runs_unchanged_with_evidence(
     assert "7 questions x 3 methods (tog, local, basic); 0 to run, 21 already done" in said
 
 
-def test_graphrag2_project_gets_one_line(example_indexes: dict[str, Path], tmp_path: Path) -> None:
+def test_graphrag2_project_without_a_key_gets_one_line(
+    example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """A graphrag 2.x file is translated (issue 46); one graphrag itself would refuse (no
+    api_key) stops the run in one line naming the file, before any question."""
     old = tmp_path / "old_project"
     shutil.copytree(example_indexes["orchard"], old)
     (old / "settings.yaml").write_text(
@@ -128,8 +132,44 @@ def test_graphrag2_project_gets_one_line(example_indexes: dict[str, Path], tmp_p
     root = make_root(tmp_path, {"lighthouse": example_indexes["lighthouse"], "orchard": old})
     result = gtog("eval", "--root", str(root))
     assert result.returncode == 2
-    message = result.stderr.strip()
-    assert message.startswith("error:") and "\n" not in message, message
-    assert f"{old / 'settings.yaml'}: this project uses graphrag 2.x settings" in message
+    lines = result.stderr.strip().splitlines()
+    note, message = lines[0], lines[-1]  # (rich may wrap the note)
+    assert note.startswith("note:") and "graphrag 2.x settings read as graphrag 3.3" in note
+    assert message.startswith("error:") and sum(x.startswith("error") for x in lines) == 1
+    assert f"{old / 'settings.yaml'}: " in message and "api_key" in message
     assert "judge.model" not in message
     assert not (root / "eval" / "results").exists()
+
+
+def test_a_graphrag_bench_file_with_gold_answer_lists_runs_as_it_lies(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """GraphRAG-Bench's shape (issue 44 item 13): `source` names the corpus, mapped to an
+    index key; a list of gold answers, the best match scored."""
+    root = tmp_path / "bench"
+    root.mkdir()
+    item = {
+        "id": "Novel-73586",
+        "source": "Novel-30752",
+        "question": "Who keeps the lighthouse on Varn Island?",
+        "answer": ["the keeper of Varn light", "Maren Holt"],
+        "question_type": "Fact Retrieval",
+        "evidence": ["Maren Holt kept the light on Varn Island."],
+        "evidence_relations": "",
+    }
+    (root / "Novel.json").write_text(json.dumps([item]))
+    (root / "eval_config.yaml").write_text(
+        f"dataset:\n  path: Novel.json\n  index_field: source\n"
+        f"  index_map: {{Novel-30752: lighthouse}}\n  group_by: [question_type]\n"
+        f"indexes:\n  lighthouse: {example_indexes['lighthouse']}\n"
+        "methods: [basic]\nmetrics: [token_recall, exact_match, f1]\noutput:\n  dir: results\n"
+    )
+    result = gtog("eval", "--root", str(root), "-q")
+    assert result.returncode == 0, result.stderr
+    detailed = json.loads((root / "results" / "eval_results_detailed.json").read_text())
+    (q,) = detailed["results"]
+    assert (q["question_id"], q["imdb_key"]) == ("Novel-73586", "lighthouse")
+    assert q["ground_truth"] == "the keeper of Varn light | Maren Holt"
+    answer = q["methods"]["basic"]
+    assert "Maren Holt" in answer["response"]
+    assert answer["scores"]["token_recall"] == 1.0  # the second gold answer, all there

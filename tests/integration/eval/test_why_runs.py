@@ -133,9 +133,18 @@ def test_diff_lists_the_flipped_questions_and_gates_ci(
     assert set(diff["answers"]["mine"]) == {"lh-01", "lh-03", "lh-05"}
     assert diff["answers"]["mine"]["lh-03"] == {"a": "Tobias Holt", "b": "Captain Ilse Dunmore"}
     assert "lh-01 ->wrong" in result.stdout and "Captain Ilse Dunmore" in result.stdout
-    # not significant: no regression, --fail-on-regression passes
+    # n 6: no drop could be significant after Holm, so --fail-on-regression cannot fail and
+    # says so (issue 44); the threshold mode gates on the size of the drop (1/6)
     flag = gtog("eval", "diff", str(a / "results"), str(b / "results"), "--fail-on-regression")
-    assert flag.returncode == 0, flag.stderr
+    assert flag.returncode == 2, flag.stderr
+    assert "--fail-on-regression cannot fail here" in flag.stderr
+    assert "mine correctness (n 6, smallest p after Holm" in flag.stderr
+    ab = (str(a / "results"), str(b / "results"))
+    within = gtog("eval", "diff", *ab, "--max-drop", "correctness=0.2")
+    assert within.returncode == 0 and "gate passed" in within.stderr, within.stderr
+    beyond = gtog("eval", "diff", *ab, "--max-drop", "correctness=0.1", "--fail-on-regression")
+    assert beyond.returncode == 1, beyond.stderr
+    assert "--max-drop mine correctness: 0.333 -> 0.167, a drop of 0.167 > 0.1" in beyond.stderr
 
     # every answer right, then every answer wrong, on all ten questions: a regression
     items = json.loads(EXAMPLE_QA.read_text())
@@ -174,8 +183,10 @@ def test_diff_lists_the_flipped_questions_and_gates_ci(
     # the CI gate on a finished run: 2/6 correct is under 0.5, over 0.3
     gate = gtog("eval", "--root", str(a), "-q", "--fail-under", "correctness=0.5")
     assert gate.returncode == 1 and "mine correctness: 0.333 < 0.5" in gate.stderr
-    assert (
-        gtog("eval", "--root", str(a), "-q", "--fail-under", "mine:correctness=0.3").returncode == 0
-    )
+    passed = gtog("eval", "--root", str(a), "-q", "--fail-under", "mine:correctness=0.3")
+    assert passed.returncode == 0
+    assert "--fail-under: gate passed: correctness >= 0.3: mine 0.333 (n 6)" in passed.stderr
+    off = gtog("eval", "--root", str(a), "-q", "--fail-under", "correctness=70")
+    assert off.returncode == 2 and "outside its scale (did you mean 0.7?)" in off.stderr
     bad = gtog("eval", "--root", str(a), "-q", "--fail-under", "faithfulness=0.5")
     assert bad.returncode == 2 and "not a metric of this run" in bad.stderr

@@ -60,6 +60,8 @@ PUBLIC: dict[str, list[str]] = {
     "gtog.eval.report": [],
     "gtog.eval.results": [],
     "gtog.eval.run": [],
+    "gtog.eval.terminal": [],
+    "gtog.eval.view": [],
     "gtog.eval.scoring": [
         "ALL_METRICS",
         "Judgement",

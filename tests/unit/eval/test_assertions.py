@@ -87,10 +87,10 @@ def test_assertions_are_read_as_strings_or_benchmarkqed_statements(tmp_path: Pat
     items = load_dataset(p, ["k"]).items
     assert [i.assertions for i in items] == [("Names Ann", "Says when"), ("Rain",), None]
     p.write_text(json.dumps([{"question": "Q", "answer": "A", "assertions": ["ok", 3]}]))
-    with pytest.raises(InputError, match=r"k.json: item 0: assertions\[1\] must be"):
+    with pytest.raises(InputError, match=r"k.json: item 1: assertions\[1\] must be"):
         load_dataset(p, ["k"])
     p.write_text(json.dumps([{"question": "Q", "answer": "A", "assertions": "one claim"}]))
-    with pytest.raises(InputError, match=r"k.json: item 0: field 'assertions' must be a list"):
+    with pytest.raises(InputError, match=r"k.json: item 1: field 'assertions' must be a list"):
         load_dataset(p, ["k"])
 
 

@@ -38,7 +38,7 @@ def test_the_fixture_folder_loads_as_it_lies() -> None:
     assert ds.repeated_questions == 1
     assert len(ds.warnings) == 1 and "\n" not in ds.warnings[0]
     assert "1 repeated question" in ds.warnings[0]
-    assert "lighthouse/qa_lighthouse.json item 3 repeats item 0" in ds.warnings[0]
+    assert "lighthouse/qa_lighthouse.json item 4 repeats item 1" in ds.warnings[0]
     assert repeat.qid in ds.warnings[0]
     # the evidence is kept as written: markers, curly quotes, leading spaces
     assert ds.items[0].evidence.startswith(" [1] Maren Holt kept")
@@ -61,8 +61,8 @@ def test_third_occurrence_and_repeats_across_files(tmp_path: Path) -> None:
     base = question_id("k", "Same?")
     assert [i.qid for i in ds.items] == [base, question_id("k", "Other?"), f"{base}-2", f"{base}-3"]
     assert ds.repeated_questions == 2
-    assert "k/a.json item 2 repeats item 0" in ds.warnings[0]
-    assert "k/b.json item 0 repeats k/a.json item 0" in ds.warnings[0]
+    assert "k/a.json item 3 repeats item 1" in ds.warnings[0]
+    assert "k/b.json item 1 repeats k/a.json item 1" in ds.warnings[0]
 
 
 @pytest.mark.parametrize(
@@ -161,15 +161,15 @@ BAD_LAYOUTS = {
     ),
     "explicit ids repeated": (
         lambda d: write(d / "tt1.json", [qa("A?", id="q1"), qa("B?", id="q1")]),
-        ["tt1.json", "item 1", "duplicate question id 'q1'"],
+        ["tt1.json: item 2: duplicate question id 'q1'"],
     ),
     "question without an answer": (
-        lambda d: write(d / "tt1.json", [{"question": "Q", "context": "E"}]),
-        ["tt1.json", "item 0", "neither dataset shape fits"],
+        lambda d: write(d / "tt1.json", [qa(), {"question": "Q", "context": "E", "id": "q2"}]),
+        ["tt1.json: item 2 (id 'q2'): neither dataset shape fits"],
     ),
     "context of the wrong type": (
         lambda d: write(d / "tt1.json", [qa(context=3)]),  # type: ignore[arg-type]
-        ["tt1.json", "item 0", "'context'"],
+        ["tt1.json: item 1: field 'context'"],
     ),
 }
 
@@ -190,5 +190,5 @@ def test_dataset_files_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"gone\.json: dataset file for 'tt1' \(dataset.files\)"):
         load_dataset(None, ["tt1"], files={"tt1": tmp_path / "gone.json"})
     f = write(tmp_path / "a.json", [qa(imdb_key="tt2")])
-    with pytest.raises(InputError, match=r"a\.json: item 0: imdb_key 'tt2' differs from"):
+    with pytest.raises(InputError, match=r"a\.json: item 1: imdb_key 'tt2' differs from"):
         load_dataset(None, ["tt1", "tt2"], files={"tt1": f})

@@ -1,6 +1,14 @@
 import pytest
 
-from gtog.eval.scoring._judges import FIELDS, JudgeParseError, load_prompts, parse_verdict, render
+from gtog.eval.scoring._judges import (
+    ALL_METRICS,
+    EXTRA_PROMPTS,
+    FIELDS,
+    JudgeParseError,
+    load_prompts,
+    parse_verdict,
+    render,
+)
 
 
 @pytest.mark.parametrize(
@@ -47,11 +55,18 @@ def test_render_fills_placeholders_and_keeps_json_braces() -> None:
 
 def test_builtin_prompts_use_the_design_wording() -> None:
     prompts = load_prompts()
-    assert set(prompts.templates) == set(FIELDS)
+    assert set(prompts.templates) == set(ALL_METRICS)  # (the hash of existing runs' prompts)
     assert "judge if the prediction is correct" in prompts.templates["correctness"]
+    everything = load_prompts(None, list(EXTRA_PROMPTS))  # each metric's own prompts too
+    assert set(everything.templates) == set(FIELDS) | {
+        name for prompts_of in EXTRA_PROMPTS.values() for name in prompts_of
+    }
     for metric, fields in FIELDS.items():
         for field in fields:
-            assert "{" + field + "}" in prompts.templates[metric]
+            assert "{" + field + "}" in everything.templates[metric]
+    for prompts_of in EXTRA_PROMPTS.values():
+        for name, fields in prompts_of.items():
+            assert all("{" + f + "}" in everything.templates[name] for f in fields), name
 
 
 def test_custom_prompt_dir_changes_fingerprint(tmp_path) -> None:

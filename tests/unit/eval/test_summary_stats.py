@@ -98,7 +98,8 @@ def test_same_question_and_strict_means_compare_like_with_like() -> None:
     assert set(s["question_sets"]) >= {"by_method.<m>.strict", "comparisons"}
 
 
-def test_judge_errors_leave_the_question_out_of_strict_means_too() -> None:
+def test_an_unscored_judge_call_counts_as_wrong_in_strict_means() -> None:
+    """Issue 44: leaving it out let a gate pass on the judge's failures."""
     records = [
         rec("1", "tog", None),
         rec("1", "local", 1),
@@ -106,7 +107,10 @@ def test_judge_errors_leave_the_question_out_of_strict_means_too() -> None:
         rec("2", "local", 1),
     ]
     s = summarize(records, ["tog", "local"], ["correctness"])
-    assert s["by_method"]["tog"]["strict"]["scored"]["correctness"] == 1
+    strict = s["by_method"]["tog"]["strict"]
+    assert strict["scored"]["correctness"] == 2 and strict["correctness"] == 0.5
+    assert strict["failed"]["correctness"] == {"search_errors": 0, "judge_errors": 1}
+    assert s["by_method"]["tog"]["same_questions"]["scored"]["correctness"] == 1
 
 
 def test_comparisons_are_paired_and_holm_adjusted() -> None:
@@ -250,3 +254,34 @@ def test_partial_run_says_so_above_the_table() -> None:
     s["metadata"] = {"run": {"status": "interrupted", "pairs_done": 1, "pairs_total": 6}}
     text = _render(s, ["correctness"])
     assert text.splitlines()[0].strip() == "partial: 1 of 6 pairs (interrupted)"
+
+
+def test_the_terminal_and_the_report_show_the_same_labelled_token_and_call_figures() -> None:
+    from gtog.eval.report._html import render_page
+    from gtog.eval.report._page import page_data
+    from gtog.eval.results._views import detailed_results
+
+    records = [rec(str(i), "local", 1) for i in range(4)]
+    for r, tokens, calls in zip(records, (100, 100, 100, 1700), (1, 1, 1, 9), strict=True):
+        assert r.efficiency is not None
+        r.efficiency.prompt_tokens, r.efficiency.output_tokens = tokens, 10
+        r.efficiency.llm_calls = calls
+    summary = summarize(records, ["local"], ["correctness"])
+    eff = summary["efficiency"]["local"]
+    assert eff["p50_tokens"] == 110 and eff["p50_llm_calls"] == 1  # the median: not shown
+    text = _render(summary, ["correctness"])
+    header = next(line for line in text.splitlines() if "errors" in line)
+    assert header.split() == [
+        "method", "errors", "sec", "p50", "sec", "p95", "calls", "mean", "tokens", "mean",
+        "$/answer",
+    ]  # fmt: skip
+    row = next(line for line in text.splitlines() if line.split()[:2] == ["local", "0+0"])
+    assert row.split()[4:6] == ["3.0", "510"]  # (1+1+1+9)/4 calls; (3x110 + 1710)/4 tokens
+    assert "calls, tokens (in + out): mean per answer" in text
+    meta = {"methods": ["local"], "metrics": ["correctness"], "index_keys": ["a"]}
+    detailed = detailed_results(records, ["local"], meta, keep_intermediate=True)
+    data = page_data(detailed, {"metadata": meta, **summary})
+    (point,) = data.costs
+    assert (point.tokens, point.llm_calls) == (510, 3.0)
+    html = render_page(data)
+    assert "mean tokens / answer (in + out)" in html and "mean LLM calls / answer" in html

@@ -53,3 +53,19 @@
   apply();
   document.documentElement.setAttribute('data-ready', '1');
 })();
+
+/* A box that scrolls sideways (a wide table or chart on a narrow screen) says so: it gets
+   the class `scrolls` (a "scroll sideways" line that stays in view, and a shadow on the
+   side with more), set again when the window is resized or a section is opened. */
+(function () {
+  function mark() {
+    var boxes = document.querySelectorAll('table, .chart-box, .scroll');
+    Array.prototype.forEach.call(boxes, function (box) {
+      box.classList.toggle('scrolls', box.scrollWidth > box.clientWidth + 1);
+    });
+  }
+  window.addEventListener('resize', mark);
+  document.addEventListener('toggle', mark, true);
+  mark();
+  document.documentElement.setAttribute('data-scroll-marked', '1');
+})();
