@@ -2,13 +2,14 @@
 
 The terminal shows the plan with its estimate (a table, at most `SHOWN` keys and the
 total), asks for a confirmation (`--yes` answers it), then a progress bar overall and one
-per key being built, and one line per key that failed, naming its log. Exit codes: 0 every
-planned index built (or nothing to build); 1 some failed, or the confirmation was declined;
-2 bad input.
+per key being built (without a terminal, a line every 30 s: `PlainProgress`), and one line
+per key that failed, naming its log. Exit codes: 0 every planned index built (or nothing to
+build); 1 some failed, or the confirmation was declined; 2 bad input.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from contextlib import ExitStack
@@ -109,9 +110,11 @@ def _build(prep: Preparation, quiet: bool) -> list[BuildResult]:
     )
 
     from gtog._logs import capture_logs
+    from gtog.cli._progress import PlainProgress
     from gtog.eval.build._prepare import run_preparation
     from gtog.llm._models import run_sync
 
+    plain = not quiet and not err.is_terminal  # no bar to redraw: a line every 30 s
     progress = Progress(
         TextColumn("{task.description}", markup=False),
         BarColumn(bar_width=24),
@@ -120,8 +123,9 @@ def _build(prep: Preparation, quiet: bool) -> list[BuildResult]:
         TextColumn("eta"),
         TimeRemainingColumn(),
         console=err,
-        disable=quiet,
+        disable=quiet or plain,
     )
+    lines = PlainProgress(err, len(prep.todo), label="indexing")
     tasks: dict[str, TaskID] = {}
 
     def on_event(key: str, event: dict[str, Any]) -> None:
@@ -132,13 +136,20 @@ def _build(prep: Preparation, quiet: bool) -> list[BuildResult]:
             progress.update(tasks[key], total=len(event.get("workflows") or []))
         elif kind == "workflow":
             progress.update(tasks[key], description=f"  {key}: {event.get('name')}")
+            lines.last = f"{key}: {event.get('name')}"
         elif kind == "workflow_end":
             progress.update(tasks[key], advance=1)
         elif kind == "done":
             progress.remove_task(tasks.pop(key))
             progress.update(overall, advance=1)
+            if plain:
+                lines.advance(f"{key} {'built' if event.get('ok') else 'failed'}")
 
-    with capture_logs(prep.root / LOG_NAME, _redactor(prep)), progress:
+    with (
+        capture_logs(prep.root / LOG_NAME, _redactor(prep)),
+        progress,
+        lines if plain else contextlib.nullcontext(),
+    ):
         overall = progress.add_task("indexes", total=len(prep.todo))
         return run_sync(run_preparation(prep, on_event))
 

@@ -128,6 +128,7 @@ class PlainProgress:
         every: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[float], bool] | None = None,
+        label: str = "evaluating",
     ) -> None:
         """`wait(seconds)`: the heartbeat's pause, True when the run ended (default: the
         end of the run, or `every` seconds)."""
@@ -144,6 +145,7 @@ class PlainProgress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._wait = wait or self._stop.wait
+        self.label = label
 
     def line(self) -> str:
         """`evaluating 12/40 (30%), 0:05:00 elapsed, eta 0:12:30, $0.01 spent, last: ...`."""
@@ -151,7 +153,7 @@ class PlainProgress:
         share = f" ({100 * self.completed / self.total:.0f}%)" if self.total else ""
         left = eta_seconds(elapsed, self.completed, self.total)
         parts = [
-            f"evaluating {self.completed}/{self.total}{share}",
+            f"{self.label} {self.completed}/{self.total}{share}",
             f"{_clock(elapsed)} elapsed",
             f"eta {_clock(left) if left is not None else '-:--:--'}",
         ]

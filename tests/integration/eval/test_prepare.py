@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from tests.support.projects import SETTINGS, STORIES, gtog
+from tests.support.projects import SETTINGS, STORIES, gtog, subprocess_env
 from tests.support.scripted_server import Fail, Rule, ScriptedServer
 from tests.support.world import EXAMPLE_QA
 
@@ -63,8 +64,17 @@ def test_prepare_builds_the_missing_indexes_and_reports_the_one_that_fails(
     assert "4 + ~17" in asked.stderr  # lighthouse: 2 chunks x (1 + 1 gleaning) extraction calls
     assert not (root / "indexes").exists() and llm_server.chat_log() == []
 
-    built = gtog("eval", "prepare", "--root", str(root), "--yes", "-q")
+    env = {**subprocess_env(), "GTOG_PROGRESS_SECONDS": "0"}  # no terminal: a line per key
+    built = gtog("eval", "prepare", "--root", str(root), "--yes", env=env)
     assert built.returncode == 1, built.stderr
+    lines = [x for x in built.stderr.splitlines() if re.match(r"indexing \d+/3 ", x)]
+    assert len(lines) == 3 + 1, built.stderr  # one per key, and the end
+    assert lines[-1].startswith("indexing 3/3 (100%)")
+    assert {x.rsplit("last: ", 1)[1] for x in lines[:3]} == {
+        "lighthouse built",
+        "orchard built",
+        "broken failed",
+    }
     for key in ("lighthouse", "orchard"):
         assert f"built {key} in" in built.stderr
         project = root / "indexes" / key
