@@ -12,7 +12,7 @@ from graphrag_llm.config import ModelConfig
 from gtog.llm._usage import PRICE_SETTING, token_prices
 
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLE = re.compile(r"cost_per_1k:\s*\{\s*input:\s*([\d.]+),\s*output:\s*([\d.]+)\s*\}")
+EXAMPLE = re.compile(r"cost_per_1k:\s*\{\s*input:\s*(\d[\d.]*),\s*output:\s*(\d[\d.]*)\s*\}")
 
 
 def examples() -> list[tuple[str, float, float]]:
