@@ -61,7 +61,7 @@ def read_settings(settings: Path, *, substitute: bool = False) -> SettingsRead:
     `gtog settings migrate` writes). Raises `InputError` naming the file (and for a key
     that cannot be translated, its line).
     """
-    from gtog.compat._settings import is_graphrag2, parse_settings_text, translate
+    from gtog.compat._settings import is_graphrag2, parse_settings_text, portable_paths, translate
 
     try:
         text = settings.read_text(encoding="utf-8")
@@ -76,7 +76,7 @@ def read_settings(settings: Path, *, substitute: bool = False) -> SettingsRead:
     if not isinstance(data, dict):
         raise InputError(f"{settings}: expected a mapping at the top level")
     if not is_graphrag2(data):
-        return SettingsRead(settings, data, None)
+        return SettingsRead(settings, portable_paths(data), None)
     try:
         translation = translate(data, settings, text)
     except InputError:
@@ -309,12 +309,7 @@ def load_project(root: Path, overrides: dict[str, Any] | None = None) -> Project
                 "run `gtog index --root` first)"
             )
     else:  # blob or Cosmos DB: looked at in place, nothing created there
-        from gtog.compat._remote import check_remote_output, remote_label, remote_tables
+        from gtog.compat._remote import check_remote_index
 
-        check_remote_output(config, root)
-        if not {"entities", f"{V1_PREFIX}entities"} & set(remote_tables(config)):
-            raise InputError(
-                f"{root}: no index found (no entities table in "
-                f"{remote_label(config.output_storage)}; check base_dir)"
-            )
+        check_remote_index(config, root)
     return Project(root=root.resolve(), config=config)

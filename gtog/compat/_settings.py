@@ -37,6 +37,8 @@ __all__ = [
     "is_graphrag2",
     "key_lines",
     "parse_settings_text",
+    "portable_path",
+    "portable_paths",
     "render_settings",
     "translate",
 ]
@@ -498,7 +500,7 @@ class _Translator:
             if block.get("base_dir"):
                 out["database_name"] = block["base_dir"]
         elif block.get("base_dir") is not None:
-            out["base_dir"] = _portable(str(block["base_dir"]))
+            out["base_dir"] = portable_path(str(block["base_dir"]))
         for old, new in (
             ("connection_string", "connection_string"),
             ("container_name", "container_name"),
@@ -583,7 +585,7 @@ class _Translator:
         self.unknown(path, block, known | {"storage_account_blob_url"})
         out = {k: block[k] for k in known if block.get(k) is not None}
         if "base_dir" in out:
-            out["base_dir"] = _portable(str(out["base_dir"]))
+            out["base_dir"] = portable_path(str(out["base_dir"]))
         if block.get("storage_account_blob_url"):
             out["account_url"] = block["storage_account_blob_url"]
             self.moved("reporting.storage_account_blob_url", "reporting.account_url")
@@ -612,7 +614,7 @@ class _Translator:
         kind = str(entry.get("type", "lancedb"))
         out: dict[str, Any] = {"type": kind}
         if kind == "lancedb":
-            out["db_uri"] = _portable(str(entry.get("db_uri") or "output/lancedb"))
+            out["db_uri"] = portable_path(str(entry.get("db_uri") or "output/lancedb"))
         for key in ("url", "api_key", "audience", "database_name"):
             if entry.get(key):
                 out[key] = entry[key]
@@ -692,7 +694,42 @@ class _Translator:
         return out
 
 
-def _portable(path: str) -> str:
+_PATH_KEYS = (
+    ("vector_store", "db_uri"),
+    ("output_storage", "base_dir"),
+    ("input_storage", "base_dir"),
+    ("update_output_storage", "base_dir"),
+    ("reporting", "base_dir"),
+    ("cache", "storage", "base_dir"),
+    *((block, "prompt") for block in ("local_search", "basic_search", "drift_search")),
+    ("drift_search", "reduce_prompt"),
+    *(("global_search", key) for key in ("map_prompt", "reduce_prompt", "knowledge_prompt")),
+)
+"""Paths of a graphrag 3.x settings file that a Windows user writes with backslashes."""
+
+
+def portable_paths(data: dict[str, Any]) -> dict[str, Any]:
+    r"""`data` with the relative paths of `_PATH_KEYS` written on Windows (`output\lancedb`)
+    read on any OS (a changed copy; `data` itself is not changed)."""
+    import copy
+
+    out = data
+    for keys in _PATH_KEYS:
+        node: Any = data
+        for key in keys[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        value = node.get(keys[-1]) if isinstance(node, dict) else None
+        if isinstance(value, str) and "\\" in value and portable_path(value) != value:
+            if out is data:
+                out = copy.deepcopy(data)
+            target = out
+            for key in keys[:-1]:
+                target = target[key]
+            target[keys[-1]] = portable_path(value)
+    return out
+
+
+def portable_path(path: str) -> str:
     r"""A relative path as written on Windows (`output\lancedb`) read on any OS."""
     if re.match(r"^[A-Za-z]:[\\/]", path) or path.startswith("\\\\"):
         return path  # an absolute Windows path stays as the user wrote it

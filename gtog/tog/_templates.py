@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gtog._errors import InputError
 from gtog._prompts import render_prompt
+from gtog.compat._settings import portable_path
 from gtog.tog._settings import SETTINGS_FILES, ToGSettings
 
 __all__ = [
@@ -88,7 +89,7 @@ def load_prompts(settings: ToGSettings, root: Path | None = None) -> ToGPrompts:
         if path_str is None:
             texts[name] = default_prompt(name)
             continue
-        path = Path(path_str)
+        path = Path(portable_path(path_str))  # (`prompts\\tog_answer.txt` written on Windows)
         if not path.is_absolute():
             path = (root or Path.cwd()) / path
         if not path.is_file():

@@ -208,3 +208,40 @@ def test_a_3x_file_is_read_as_it_is(tmp_path: Path) -> None:
     result = _migrate(tmp_path)
     assert result.exit_code == 0 and "nothing to migrate" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.yaml"]
+
+
+def test_paths_written_on_windows_work_in_a_3x_file_too(tmp_path: Path) -> None:
+    from gtog.tog._settings import load_tog_settings
+    from gtog.tog._templates import load_prompts
+    from tests.support.projects import SETTINGS
+
+    text = SETTINGS.format(api_base=API, dims=8).replace(
+        "db_uri: output/lancedb", "db_uri: output\\lancedb"
+    )
+    text = text.replace('base_dir: "output"', "base_dir: output\\\\run1")
+    text += "tog_search:\n  prompts:\n    answer: prompts\\tog_answer.txt\n"
+    assert "output\\lancedb" in text and "output\\\\run1" in text
+    (tmp_path / "settings.yaml").write_text(text)
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "tog_answer.txt").write_text("ANSWER $question")
+    config = load_graphrag_config(tmp_path)
+    assert Path(config.vector_store.db_uri) == (tmp_path / "output" / "lancedb").resolve()
+    assert config.output_storage.base_dir == str((tmp_path / "output" / "run1").resolve())
+    prompts = load_prompts(load_tog_settings(tmp_path), tmp_path)
+    assert prompts.answer == "ANSWER $question"
+
+
+def test_judge_check_reads_a_2x_project_s_judge(tmp_path: Path) -> None:
+    """`gtog judge-check` (and `eval`'s judges) with `judge.model: null`: the 2.x project's
+    local_search model, its `${VAR}` key from `.env`."""
+    from gtog.eval.run._judge_check import load_judges
+
+    _project(tmp_path / "tt0097576", GEMINI)
+    (tmp_path / "eval_config.yaml").write_text(
+        "dataset: {path: qa.json}\nindexes: {tt0097576: tt0097576}\n"
+        "judge: {model: null, temperature: 0.0}\n"
+    )
+    _, model, _, panel = load_judges(tmp_path)
+    assert panel is None
+    assert (model.config.model_provider, model.config.model) == ("gemini", "gemini-2.5-flash")
+    assert model.config.api_key == "gm-key"

@@ -149,7 +149,17 @@ def judge_changes(a: JudgeSpec, b: JudgeSpec, metrics: list[str]) -> list[str]:
         out += [f"embedding model {x} -> {y}" for x, y in sorted(embedded)]
     if "assertions" in metrics and a.assertions != b.assertions:
         out.append("assertions prompt or pass threshold changed")
+    seen = {*_JUDGE_NAMED, "temperature", "max_tokens", "structured_output", "trials"}
+    for name in JudgeSpec.model_fields:  # any other setting that changes a score
+        was, now = getattr(a, name), getattr(b, name)
+        if name not in seen and was != now:
+            out.append(f"judge {name} {was} -> {now}")
     return out
+
+
+_JUDGE_NAMED = {"models", "panel", "prompts", "scales", "metrics", "skipped"}
+_JUDGE_NAMED |= {"embedding_models", "assertions"}
+"""JudgeSpec fields `judge_changes` describes by name (or, `metrics`, leaves to the diff)."""
 
 
 def _answers(r: MethodRecord) -> str | None:

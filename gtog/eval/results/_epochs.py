@@ -31,15 +31,21 @@ def _by_question(records: Iterable[MethodRecord]) -> dict[tuple[str, str, str], 
 
 def _reduced_judgement(records: list[MethodRecord], metric: str, strict: bool) -> Judgement | None:
     """The mean of the epochs' scores of `metric` (strict: a failed search or an unscored
-    judge call scores 0); an unscored judgement (the first error) when no epoch has a
-    score; None when no epoch was judged on it."""
+    judge call scores the bottom of the metric's scale: 0, or a graded judge's low); an
+    unscored judgement (the first error) when no epoch has a score; None when no epoch
+    was judged on it. A graded judge's scale is kept."""
     scores: list[float] = []
     first_error = None
     judged = False
+    scale = next(
+        (j.scale for r in records if (j := r.judgements.get(metric)) is not None and j.scale),
+        None,
+    )
+    low = float(scale[0]) if scale else 0.0
     for r in records:
         if r.error is not None:
             if strict:
-                scores.append(0.0)
+                scores.append(low)
             continue
         j = r.judgements.get(metric)
         if j is None:
@@ -48,11 +54,11 @@ def _reduced_judgement(records: list[MethodRecord], metric: str, strict: bool) -
         if j.score is not None:
             scores.append(float(j.score))
         elif strict:
-            scores.append(0.0)
+            scores.append(low)
         elif first_error is None:
             first_error = j.error
     if scores:
-        return Judgement(score=math.fsum(scores) / len(scores))
+        return Judgement(score=math.fsum(scores) / len(scores), scale=scale)
     if judged:
         return Judgement.unscored(first_error or "no epoch scored")
     return None

@@ -82,6 +82,10 @@ def test_a_graphrag2_project_evaluates_unchanged_and_resumes_on_its_migrated_twi
     assert all(e.request.get("model") == "gpt-4o-mini" for e in judged)  # local_search's
     assert folder_digest(project) == before  # not a byte written, no folder made
 
+    plan = gtog("eval", "prepare", "--root", str(root))  # prepare's plan reads it too
+    assert plan.returncode == 0, plan.stderr
+    assert "nothing to build: all 2 indexes are complete" in plan.stdout + plan.stderr
+
     # `settings migrate --check` prints what the run read (eval.log has it)
     check = gtog("settings", "migrate", "--root", str(project), "--check")
     assert check.returncode == 0, check.stderr
@@ -114,6 +118,11 @@ def test_azure_and_gemini_2x_projects_evaluate_on_their_own_wire(
     project = graphrag2_project(example_indexes["lighthouse"], tmp_path / "p", text, base)
     before = folder_digest(project)
     root = _user_root(tmp_path, {"tt0097576": project})
+    estimate = gtog("eval", "--root", str(root), "--estimate", "-q")  # bounds, no model call
+    assert estimate.returncode == 0, estimate.stderr
+    assert llm_server.log == []
+    bounds = json.loads((root / "eval" / "results" / "estimate.json").read_text())
+    assert set(bounds["methods"]) == set(METHODS)
     result = gtog("eval", "--root", str(root), "--no-cache", "-q")
     assert result.returncode == 0, result.stderr
     detailed = json.loads((root / "eval" / "results" / "eval_results_detailed.json").read_text())

@@ -161,6 +161,11 @@ def test_differently_judged_runs_are_named_and_the_gate_refuses_unless_told() ->
     assert allowed.exit_code == 0 and allowed.passed is not None
     assert any("judged differently" in n for n in allowed.notes)  # still said
     assert diff_runs(a, run(ALL_RIGHT))["judges"] == []
+    # a judge setting added later is named too
+    from gtog.eval.results._diff import judge_changes
+
+    later = JudgeSpec(citations_max_checked=3)
+    assert judge_changes(JudgeSpec(), later, []) == ["judge citations_max_checked None -> 3"]
 
 
 def test_six_questions_all_zero_cannot_be_significant_and_max_drop_fails() -> None:
@@ -258,3 +263,22 @@ def test_the_diff_command_exit_codes_and_lines(tmp_path: Path) -> None:
     out = tmp_path / "d.json"
     assert diff(str(a), str(b), "--json", str(out)).exit_code == 0
     assert json.loads(out.read_text())["methods"]["m"]["correctness"]["coverage"]["a"] == 6
+
+
+def test_strict_means_count_a_failure_as_the_bottom_of_a_graded_scale() -> None:
+    """A graded judge (1-5): a failed search or unscored judge call is its 1, not 0, in the
+    strict mean; with repeats (epochs) too."""
+
+    def graded(qid: str, score: int | None, epoch: int = 1, **kw: object) -> MethodRecord:
+        r = rec(qid, None, **kw)  # type: ignore[arg-type]
+        r.epoch = epoch
+        if score is not None:
+            r.judgements["correctness"] = Judgement(score=score, scale=[1, 5])
+        return r
+
+    records = [graded("q0", 5), graded("q1", None, error="boom"), graded("q2", None, judge="x")]
+    summary = summarize(records, ["m"], ["correctness"])
+    assert summary["by_method"]["m"]["strict"]["correctness"] == pytest.approx(7 / 3)
+    repeated = [graded("q0", 5), graded("q0", None, epoch=2, judge="x")]
+    summary = summarize(repeated, ["m"], ["correctness"], epochs=2)
+    assert summary["by_method"]["m"]["strict"]["correctness"] == pytest.approx(3.0)
