@@ -309,12 +309,7 @@ def load_project(root: Path, overrides: dict[str, Any] | None = None) -> Project
                 "run `gtog index --root` first)"
             )
     else:  # blob or Cosmos DB: looked at in place, nothing created there
-        from gtog.compat._remote import check_remote_output, remote_label, remote_tables
+        from gtog.compat._remote import check_remote_index
 
-        check_remote_output(config, root)
-        if not {"entities", f"{V1_PREFIX}entities"} & set(remote_tables(config)):
-            raise InputError(
-                f"{root}: no index found (no entities table in "
-                f"{remote_label(config.output_storage)}; check base_dir)"
-            )
+        check_remote_index(config, root)
     return Project(root=root.resolve(), config=config)

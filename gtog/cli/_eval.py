@@ -430,9 +430,10 @@ def eval_command(
             return
         if run.mode == "complete":
             from gtog.eval.results._spec import SUMMARY_NAME
-            from gtog.eval.run._outputs import write_results
 
             if not (run.output_dir / SUMMARY_NAME).is_file():
+                from gtog.eval.run._outputs import write_results  # (the report: Jinja2, SVG)
+
                 write_results(run)
             from gtog.eval.results._verdict import plural
 

@@ -419,7 +419,8 @@ def _query_logs(root: Path) -> Iterator[list[BaseException]]:
     if folder is not None and not folder.is_absolute():
         folder = root / folder
     watch = _FatalLogged()
-    with capture_logs(folder / QUERY_LOG if folder else None, Redactor(m.api_key for m in models)):
+    keys = [*(m.api_key for m in models), *environment_secrets(os.environ)]
+    with capture_logs(folder / QUERY_LOG if folder else None, Redactor(keys)):
         logging.getLogger().handlers.insert(0, watch)  # before the masking file handler
         try:
             yield watch.errors
@@ -453,13 +454,15 @@ def _preflight(root: Path) -> None:
     """One line naming the model whose server cannot be reached (or the blob container that
     is not there), instead of a traceback."""
     from gtog._project import load_graphrag_config, settings_file
-    from gtog.compat._remote import check_remote_output
+    from gtog.compat._index import output_folder
+    from gtog.compat._remote import check_remote_index
     from gtog.search._preflight import check_reachable, endpoints_of
 
     settings = settings_file(root) or root
     config = load_graphrag_config(root)
     check_reachable(endpoints_of(config, settings))
-    check_remote_output(config, root)  # before graphrag's storage would create a container
+    if output_folder(config, root) is None:  # before graphrag's classes create a container
+        check_remote_index(config, root)
 
 
 def _graphrag_query(method: str, query: str, **kw: Any) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REMOTE_TYPES",
+    "check_remote_index",
     "check_remote_output",
     "remote_label",
     "remote_stats",
@@ -88,27 +90,9 @@ def check_remote_output(config: GraphRagConfig, root: Path) -> None:
         return
     where = remote_label(storage)
     try:
-        if kind == "blob":
-            if not storage.container_name:
-                raise InputError(f"{root}: output_storage: a blob output needs container_name")
-            service = _blob_service(storage)
-            if not service.get_container_client(storage.container_name).exists():
-                raise InputError(
-                    f"{root}: output_storage: {where} not found at {service.url} (gtog reads "
-                    "indexes where they are and creates nothing; check container_name and "
-                    "the account)"
-                )
-        else:
-            from azure.cosmos.exceptions import CosmosResourceNotFoundError
-
-            database = _cosmos_database(storage)
-            try:
-                database.get_container_client(storage.container_name).read()
-            except CosmosResourceNotFoundError:
-                raise InputError(
-                    f"{root}: output_storage: {where} not found (gtog reads indexes where "
-                    "they are and creates nothing; check database_name and container_name)"
-                ) from None
+        with warnings.catch_warnings():  # (urllib3's on a local emulator's TLS: not ours)
+            warnings.simplefilter("ignore")
+            _check(storage, kind, where, root)
     except InputError:
         raise
     except Exception as exc:  # the SDKs raise many types: all mean "cannot look there"
@@ -117,18 +101,64 @@ def check_remote_output(config: GraphRagConfig, root: Path) -> None:
         ) from None
 
 
+def _check(storage: Any, kind: str, where: str, root: Path) -> None:
+    if kind == "blob":
+        if not storage.container_name:
+            raise InputError(f"{root}: output_storage: a blob output needs container_name")
+        service = _blob_service(storage)
+        if not service.get_container_client(storage.container_name).exists():
+            raise InputError(
+                f"{root}: output_storage: {where} not found at {service.url} (gtog reads "
+                "indexes where they are and creates nothing; check container_name and "
+                "the account)"
+            )
+    else:
+        from azure.cosmos.exceptions import CosmosResourceNotFoundError
+
+        database = _cosmos_database(storage)
+        try:
+            database.get_container_client(storage.container_name).read()
+        except CosmosResourceNotFoundError:
+            raise InputError(
+                f"{root}: output_storage: {where} not found (gtog reads indexes where "
+                "they are and creates nothing; check database_name and container_name)"
+            ) from None
+
+
+def check_remote_index(config: GraphRagConfig, root: Path) -> None:
+    """`check_remote_output`, then InputError when the output holds no entities table
+    (graphrag 1.x's name too) or its tables cannot be listed."""
+    from gtog.compat._tables import V1_PREFIX
+
+    check_remote_output(config, root)
+    if not {"entities", f"{V1_PREFIX}entities"} & set(remote_tables(config, root)):
+        raise InputError(
+            f"{root}: no index found (no entities table in "
+            f"{remote_label(config.output_storage)}; check base_dir)"
+        )
+
+
 def _run(coro: Any) -> Any:
     """Run `coro` to its end, with or without a running event loop in this thread."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
 
 
-def remote_tables(config: GraphRagConfig) -> list[str]:
+def remote_tables(config: GraphRagConfig, root: Path) -> list[str]:
     """The table names stored in the project's remote output (read with graphrag's own
-    table provider; the output was checked with `check_remote_output`)."""
+    table provider; the output was checked with `check_remote_output`); InputError when
+    they cannot be listed."""
     from gtog.compat._index import table_provider
 
-    return sorted(table_provider(config).list())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return sorted(table_provider(config).list())
+    except Exception as exc:  # graphrag's providers raise the SDKs' many types
+        where = remote_label(config.output_storage)
+        raise InputError(
+            f"{root}: output_storage: cannot list the tables in {where} ({describe_exception(exc)})"
+        ) from None
 
 
 def remote_stats(config: GraphRagConfig) -> dict[str, Any] | None:

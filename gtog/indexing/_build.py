@@ -160,11 +160,11 @@ def _check(config: GraphRagConfig, settings: Path, timeout: float) -> dict[str, 
     """`check_models`, its requests' log lines in the project's log folder (not on the
     terminal) and the keys masked in them and in the one line it may raise."""
     from gtog._logs import capture_logs
-    from gtog._redact import Redactor
+    from gtog._redact import Redactor, environment_secrets
     from gtog.llm._models import run_sync
 
     models = [*config.completion_models.values(), *config.embedding_models.values()]
-    redactor = Redactor(m.api_key for m in models)
+    redactor = Redactor([*(m.api_key for m in models), *environment_secrets(os.environ)])
     reporting = config.reporting
     kind = str(getattr(reporting.type, "value", reporting.type))
     folder = Path(reporting.base_dir or "logs") if kind == "file" else None

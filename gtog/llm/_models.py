@@ -13,6 +13,7 @@ import contextlib
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
@@ -286,6 +287,25 @@ class EmbeddingModel:
         return run_sync(self.embed(texts))
 
 
+class _BuiltOnUse:
+    """A model client made on its first use: graphrag_llm's factories import LiteLLM and
+    the providers' clients (seconds), which a run with nothing left to call never needs."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._made: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        made = self._made
+        if made is None:
+            with self._lock:
+                if self._made is None:
+                    self._made = self._build()
+                made = self._made
+        return getattr(made, name)
+
+
 def gated_completion(model_config: ModelConfig, model_id: str | None = None) -> LLMCompletion:
     """graphrag_llm's completion model for `model_config`, its requests passing the call
     gate (the run's cache and limits, `gtog.llm._gate`), an identical request in flight
@@ -318,10 +338,12 @@ def gated_embedding(model_config: ModelConfig, model_id: str | None = None) -> L
 def chat_model_from_config(config: GraphRagConfig, model_id: str) -> ChatModel:
     """The completion model `model_id` of a loaded graphrag config (transient errors retried)."""
     model_config = transient(config.get_completion_model_config(model_id))
-    return ChatModel(gated_completion(model_config, model_id), model_config, model_id)
+    completion = _BuiltOnUse(lambda: gated_completion(model_config, model_id))
+    return ChatModel(cast("LLMCompletion", completion), model_config, model_id)
 
 
 def embedding_model_from_config(config: GraphRagConfig, model_id: str) -> EmbeddingModel:
     """The embedding model `model_id` of a loaded graphrag config (transient errors retried)."""
     model_config = transient(config.get_embedding_model_config(model_id))
-    return EmbeddingModel(gated_embedding(model_config, model_id), model_config, model_id)
+    embedding = _BuiltOnUse(lambda: gated_embedding(model_config, model_id))
+    return EmbeddingModel(cast("LLMEmbedding", embedding), model_config, model_id)

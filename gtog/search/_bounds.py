@@ -157,7 +157,7 @@ def _messages(n: int) -> int:
 
 async def _one_answer(project: Project, options: dict[str, Any], block: str) -> SearchBound:
     """local and basic: one embedding, one answer call from a context of the block's budget."""
-    from gtog.search._builders import configured
+    from gtog.search._configured import configured
 
     config = configured(project, options, block)
     search = getattr(config, block)
@@ -211,7 +211,7 @@ async def bound_global(project: Project, options: dict[str, Any]) -> SearchBound
     from graphrag.prompts.query.global_search_map_system_prompt import MAP_SYSTEM_PROMPT
     from graphrag.prompts.query.global_search_reduce_system_prompt import REDUCE_SYSTEM_PROMPT
 
-    from gtog.search._builders import configured
+    from gtog.search._configured import configured
 
     config = configured(project, options, "global_search")
     gs = config.global_search
@@ -257,7 +257,7 @@ async def bound_drift(project: Project, options: dict[str, Any]) -> SearchBound:
         DRIFT_REDUCE_PROMPT,
     )
 
-    from gtog.search._builders import configured
+    from gtog.search._configured import configured
 
     config = configured(project, options, "drift_search")
     ds = config.drift_search

@@ -17,6 +17,7 @@ from graphrag.query.structured_search.basic_search.search import BasicSearch
 
 from gtog._errors import InputError
 from gtog._internals import model_config_of, wrap_global_map_batches
+from gtog.search._configured import configured
 from gtog.search._drift import FreshDrift
 from gtog.search._metering import MeteredCompletion, meter_model, stage
 from gtog.search._offloop import OffLoopSearch
@@ -24,7 +25,6 @@ from gtog.search._outcome import SearchEngine
 from gtog.search._vectors import in_memory
 
 if TYPE_CHECKING:
-    from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.query.context_builder.conversation_history import ConversationHistory
 
     from gtog._project import Project
@@ -36,7 +36,6 @@ __all__ = [
     "build_global",
     "build_local",
     "build_tog",
-    "configured",
 ]
 
 
@@ -59,16 +58,6 @@ def _gated(engine: Any, block: Any = None) -> Any:
         if getattr(inner, "text_embedder", None) is embedder:
             inner.text_embedder = gated
     return engine
-
-
-def configured(project: Project, options: dict[str, Any], block: str) -> GraphRagConfig:
-    """The project's graphrag config with `options[block]` overrides on that block (in memory)."""
-    overrides = options.get(block) or {}
-    config = project.config
-    if not overrides:
-        return config
-    section = getattr(config, block).model_copy(update=overrides)
-    return config.model_copy(update={block: section})
 
 
 class AnsweringBasicSearch(BasicSearch):

@@ -139,7 +139,7 @@ def _graphrag_settings(block: str, extras: frozenset[str] = frozenset()) -> Sett
     """Effective settings of a graphrag search configured by `settings.yaml`'s `block`."""
 
     def settings(project: Project, options: dict[str, Any]) -> dict[str, Any]:
-        from gtog.search._builders import configured
+        from gtog.search._configured import configured
 
         search = getattr(configured(project, options, block), block)
         prompts = {

@@ -1,4 +1,5 @@
-"""Azurite, Microsoft's Azure Blob Storage emulator (npm `azurite`), for the blob tests.
+"""Azurite (npm `azurite`, the Azure Blob Storage emulator) and @vercel/cosmosdb-server (a
+Cosmos DB server) for the tests of indexes kept in Azure storage.
 
 `.ci/run` installs it into `.ci-npm/` (ignored by git); `start_azurite()` installs it there
 when it is missing and npm is present, starts `azurite-blob` on a free port with its data in
@@ -157,3 +158,54 @@ def blob_listing(connection_string: str) -> dict[str, list[tuple[str, int, str]]
         )
         for c in service.list_containers()
     }
+
+
+COSMOS_KEY = (
+    "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+)
+"""The Cosmos DB emulator's well-known key (public); @vercel/cosmosdb-server takes any."""
+
+
+@dataclass(frozen=True)
+class CosmosServer:
+    """A running @vercel/cosmosdb-server (HTTPS with its own certificate, on localhost:
+    the azure-cosmos SDK does not verify a localhost emulator's certificate)."""
+
+    port: int
+
+    @property
+    def connection_string(self) -> str:
+        """A connection string for azure-cosmos and graphrag's `type: cosmosdb`."""
+        return f"AccountEndpoint=https://localhost:{self.port}/;AccountKey={COSMOS_KEY};"
+
+
+@contextmanager
+def start_cosmosdb(timeout: float = 20.0) -> Iterator[CosmosServer]:
+    """Start `cosmosdb-server` on a free port (empty, in memory); stopped after the block."""
+    command = npm_bin("cosmosdb-server")
+    if command is None or shutil.which("node") is None:
+        _unavailable("cosmosdb-server is not installed")
+    assert command is not None
+    port = _free_port()
+    process = subprocess.Popen(
+        [str(command), "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while not _answers(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                err = process.stderr.read().decode(errors="replace") if process.stderr else ""
+                _unavailable(f"cosmosdb-server did not answer on {port} ({err.strip()[:200]})")
+            time.sleep(0.05)
+        yield CosmosServer(port)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()

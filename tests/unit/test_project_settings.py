@@ -229,3 +229,19 @@ def test_paths_written_on_windows_work_in_a_3x_file_too(tmp_path: Path) -> None:
     assert config.output_storage.base_dir == str((tmp_path / "output" / "run1").resolve())
     prompts = load_prompts(load_tog_settings(tmp_path), tmp_path)
     assert prompts.answer == "ANSWER $question"
+
+
+def test_judge_check_reads_a_2x_project_s_judge(tmp_path: Path) -> None:
+    """`gtog judge-check` (and `eval`'s judges) with `judge.model: null`: the 2.x project's
+    local_search model, its `${VAR}` key from `.env`."""
+    from gtog.eval.run._judge_check import load_judges
+
+    _project(tmp_path / "tt0097576", GEMINI)
+    (tmp_path / "eval_config.yaml").write_text(
+        "dataset: {path: qa.json}\nindexes: {tt0097576: tt0097576}\n"
+        "judge: {model: null, temperature: 0.0}\n"
+    )
+    _, model, _, panel = load_judges(tmp_path)
+    assert panel is None
+    assert (model.config.model_provider, model.config.model) == ("gemini", "gemini-2.5-flash")
+    assert model.config.api_key == "gm-key"

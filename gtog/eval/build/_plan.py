@@ -145,7 +145,7 @@ def _remote_gap(project: Path) -> str | None:
     config = load_graphrag_config(project)
     check_remote_output(config, project)
     where = remote_label(config.output_storage)
-    stored = set(remote_tables(config))
+    stored = set(remote_tables(config, project))
     return _gap(stored, remote_stats(config), where, f"stats.json in {where}")
 
 

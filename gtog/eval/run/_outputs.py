@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from gtog._files import write_json_atomic
-from gtog.eval.report._publish import write_report
 from gtog.eval.results._labels import read_labels
 from gtog.eval.results._records import MethodRecord, PairRecord, answer_key
 from gtog.eval.results._spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
@@ -50,6 +49,8 @@ def write_outputs(
         write_json_atomic(qa_dir / "reference.json", qa_reference(records))
         for method in methods:
             write_json_atomic(qa_dir / f"responses_{method}.json", qa_responses(records, method))
+    from gtog.eval.report._publish import write_report  # (Jinja2, SVG: only when written)
+
     write_report(output_dir)  # report.html + eval_results.csv, from the files just written
     return detailed, summary_path
 

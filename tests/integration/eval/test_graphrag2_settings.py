@@ -82,6 +82,10 @@ def test_a_graphrag2_project_evaluates_unchanged_and_resumes_on_its_migrated_twi
     assert all(e.request.get("model") == "gpt-4o-mini" for e in judged)  # local_search's
     assert folder_digest(project) == before  # not a byte written, no folder made
 
+    plan = gtog("eval", "prepare", "--root", str(root))  # prepare's plan reads it too
+    assert plan.returncode == 0, plan.stderr
+    assert "nothing to build: all 2 indexes are complete" in plan.stdout + plan.stderr
+
     # `settings migrate --check` prints what the run read (eval.log has it)
     check = gtog("settings", "migrate", "--root", str(project), "--check")
     assert check.returncode == 0, check.stderr

@@ -211,3 +211,24 @@ def test_gtog_query_masks_a_token_the_service_echoes(
     assert result.returncode == 1, result.stderr
     assert "HTTP 500" in result.stderr and "invalid credentials: [REDACTED]" in result.stderr
     assert TOKEN not in result.stdout + result.stderr and key not in result.stderr
+
+
+def test_gtog_query_masks_a_key_a_model_server_echoes(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path]
+) -> None:
+    """The same redactor for gtog's own methods: a 401 that quotes the key (issue 44)."""
+    from tests.support.projects import TEST_API_KEY
+    from tests.support.scripted_server import Fail, Rule
+
+    llm_server.rules.insert(
+        0, Rule("401", lambda r: True, lambda r: Fail(401, "Incorrect API key: {api_key}"))
+    )
+    root = str(example_indexes["lighthouse"])
+    result = gtog("query", "--root", root, "-m", "tog", "Who keeps the lighthouse?")
+    assert result.returncode != 0
+    assert "answered 401: the key was refused" in result.stderr, result.stderr
+    assert TEST_API_KEY not in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr  # LiteLLM's tracebacks: in the project's log
+    log = example_indexes["lighthouse"] / "logs" / "gtog-query.log"
+    assert "AuthenticationError" in log.read_text()
+    assert TEST_API_KEY not in log.read_text()

@@ -1,4 +1,5 @@
-"""An index whose tables are in Azure Blob Storage (Azurite, the real Blob service emulator).
+"""Indexes kept in Azure storage: Blob Storage (Azurite, the real Blob service emulator)
+and Cosmos DB (@vercel/cosmosdb-server: what it lets us test).
 
 The example index's tables and stats.json are uploaded to a container; the project's
 settings say `output_storage: {type: blob, connection_string, container_name, base_dir}`
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +21,15 @@ import pytest
 import yaml
 
 from tests.integration.eval.helpers import load_results, make_eval_root
-from tests.support.azurite import Azurite, blob_listing, start_azurite, upload_folder
+from tests.support.azurite import (
+    COSMOS_KEY,
+    Azurite,
+    CosmosServer,
+    blob_listing,
+    start_azurite,
+    start_cosmosdb,
+    upload_folder,
+)
 from tests.support.projects import gtog
 from tests.support.scripted_server import ScriptedServer
 
@@ -117,3 +127,60 @@ def test_a_missing_container_is_one_line_and_is_not_created(
     assert "nothere" not in blob_listing(azurite.connection_string)
     assert blob_listing(azurite.connection_string) == before
     assert llm_server.log == []
+
+
+def _databases(server: CosmosServer) -> list[str]:
+    from azure.cosmos import CosmosClient
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (urllib3 on the emulator's own certificate)
+        client = CosmosClient.from_connection_string(server.connection_string)
+        return sorted(d["id"] for d in client.list_databases())
+
+
+def test_a_cosmos_db_output_is_looked_at_without_creating_anything(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """What @vercel/cosmosdb-server lets us test: a missing database or container is one
+    line and is not created; an index there that cannot be listed is one line too (this
+    server refuses graphrag 3.3's partition-key queries, so reading tables from Cosmos DB
+    is not tested here: see docs/providers.md)."""
+    with start_cosmosdb() as server:
+        project = _cosmos_project(example_indexes["lighthouse"], tmp_path / "c", server)
+        missing = gtog("query", "--root", str(project), "--method", "local", QUESTION)
+        assert missing.returncode == 2, missing.stderr
+        [line] = (missing.stdout + missing.stderr).strip().splitlines()
+        assert "output_storage: Cosmos DB graphrag/lighthouse not found" in line, line
+        assert COSMOS_KEY not in line
+        assert _databases(server) == []  # nothing created
+
+        from azure.cosmos import CosmosClient, PartitionKey
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client = CosmosClient.from_connection_string(server.connection_string)
+            database = client.create_database("graphrag")
+            database.create_container("lighthouse", PartitionKey(path="/namespace"))
+        unread = gtog("query", "--root", str(project), "--method", "local", QUESTION)
+        text = (unread.stdout + unread.stderr).strip()
+        if unread.returncode == 0:  # a server that answers graphrag's queries: an answer
+            assert text, unread.stderr
+        else:
+            assert len(text.splitlines()) == 1 and "Cosmos DB graphrag/lighthouse" in text, text
+            assert "Traceback" not in text
+    assert llm_server.log == []
+
+
+def _cosmos_project(source: Path, dest: Path, server: CosmosServer) -> Path:
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("logs", "cache"))
+    data = yaml.safe_load((dest / "settings.yaml").read_text())
+    data["output_storage"] = {
+        "type": "cosmosdb",
+        "connection_string": server.connection_string,
+        "database_name": "graphrag",
+        "container_name": "lighthouse",
+    }
+    data["table_provider"] = {"type": "cosmosdb", "container_name": "lighthouse"}
+    data["vector_store"]["db_uri"] = str(dest / "output" / "lancedb")
+    (dest / "settings.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return dest
