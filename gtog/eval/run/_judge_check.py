@@ -23,7 +23,7 @@ from gtog.eval.results._statistics import cohen_kappa, wilson_interval
 from gtog.eval.run._config import EvalConfig, load_eval_config
 from gtog.eval.run._judging import judge_prompts, load_judge_model, load_judge_panel
 from gtog.eval.scoring._base import Judgement
-from gtog.eval.scoring._judges import FIELDS, PromptSet, judge_panel, judge_trials
+from gtog.eval.scoring._judges import ALL_METRICS, FIELDS, PromptSet, judge_panel, judge_trials
 from gtog.llm._models import ChatModel, run_sync
 
 __all__ = [
@@ -56,8 +56,8 @@ def _case(path: Path, i: int, raw: Any) -> JudgeCase:
     if not isinstance(raw, dict):
         raise InputError(f"{where}: expected an object")
     metric = raw.get("metric")
-    if metric not in FIELDS:
-        raise InputError(f"{where}.metric: {metric!r} is not one of {', '.join(FIELDS)}")
+    if metric not in ALL_METRICS:  # the 0/1 judges (labels are 0 or 1)
+        raise InputError(f"{where}.metric: {metric!r} is not one of {', '.join(ALL_METRICS)}")
     label = raw.get("label")
     if isinstance(label, bool) or label not in (0, 1):
         raise InputError(f"{where}.label: must be 0 or 1, got {label!r}")

@@ -252,8 +252,9 @@ def check_citations(answer: str, context: str) -> CitationCheck:
 
 TOG_DOES_NOT_CITE = "ToG answers from its paths and does not cite records by design"
 NO_RECORDS = (
-    "the method placed no context records with ids (ToG, answers files and HTTP methods "
-    "without context tables do not cite by design)"
+    "no context table with record ids to resolve citations in (answers files and HTTP "
+    "methods without context tables do not cite by design; DRIFT's context is not kept as "
+    "tables)"
 )
 
 

@@ -35,6 +35,11 @@ def test_load_cases_maps_fields_to_prompt_placeholders(tmp_path: Path) -> None:
     ("case", "message"),
     [
         ({**GOOD, "metric": "fluency"}, "cases[0].metric: 'fluency' is not one of"),
+        # a graded judge has no 0/1 label to agree with
+        (
+            {**GOOD, "metric": "correctness_graded"},
+            "cases[0].metric: 'correctness_graded' is not one",
+        ),
         ({**GOOD, "label": 2}, "cases[0].label: must be 0 or 1"),
         ({**GOOD, "label": True}, "cases[0].label: must be 0 or 1"),
         ({k: v for k, v in GOOD.items() if k != "answer"}, "cases[0].answer: a string is required"),
