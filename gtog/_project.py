@@ -170,7 +170,10 @@ def load_graphrag_config(root: Path, overrides: dict[str, Any] | None = None) ->
     if settings is None:
         raise InputError(f"{root}: no settings.yaml (is this a graphrag project folder?)")
     settings = settings.resolve()
-    read = read_settings(settings, substitute=True)
+    try:
+        read = read_settings(settings, substitute=True)
+    except InputError as exc:  # an unset ${VAR}: named like an empty one (field, model)
+        raise InputError(_missing_key(settings, exc) or str(exc)) from None
     _announce(read)
     cwd = Path.cwd()
     try:
@@ -183,9 +186,49 @@ def load_graphrag_config(root: Path, overrides: dict[str, Any] | None = None) ->
         )
         return with_transient_retries(config)
     except Exception as exc:  # graphrag raises several types; all mean a bad settings file
-        raise InputError(f"{settings}: {_config_problem(exc)}") from None
+        line = _missing_key(settings, exc) or f"{settings}: {_config_problem(exc)}"
+        raise InputError(line) from None
     finally:
         os.chdir(cwd)
+
+
+def _missing_key(settings: Path, exc: Exception) -> str | None:
+    """One line for a model whose key comes from an environment variable that is unset
+    (graphrag: "Environment variable not found") or empty (pydantic: "api_key must be
+    set"): the variable, the field and the model, the same either way; else None."""
+    import re
+
+    import yaml
+
+    text = str(exc)
+    unset = re.search(r"(?:Environment variable not found: |environment variable )'(\w+)'", text)
+    if unset is None and "api_key must be set" not in text:
+        return None
+    try:
+        raw = yaml.safe_load(settings.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return None
+    found = []  # (field, model, variable)
+    for section in ("completion_models", "embedding_models"):
+        for name, entry in (raw.get(section) or {}).items():
+            if not isinstance(entry, dict):
+                continue
+            ref = re.fullmatch(r"\$\{(\w+)\}", str(entry.get("api_key") or "").strip())
+            if ref is None or os.environ.get(ref.group(1)):
+                continue
+            if unset is not None and ref.group(1) != unset.group(1):
+                continue
+            model = f"{entry.get('model_provider', '?')}/{entry.get('model', '?')}"
+            found.append((f"{section}.{name}.api_key", model, ref.group(1)))
+    if not found:
+        return None
+    where, model, var = found[0]
+    state = "is not set" if os.environ.get(var) is None else "is empty"
+    also = f" (also {', '.join(f'{w} ({m})' for w, m, _ in found[1:])})" if found[1:] else ""
+    return (
+        f"{settings}: {where}: ${{{var}}} {state} (model {model}){also}; set {var} in the "
+        "environment or in the project's .env"
+    )
 
 
 @dataclass

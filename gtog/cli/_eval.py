@@ -134,6 +134,12 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
         f"{len(run.done)} already done -> {run.output_dir}",
         highlight=False,
     )
+    if shard is not None:
+        from gtog.eval.run._spending import run_limits, shard_limit_note
+
+        note = shard_limit_note(run_limits(run), shard.count)
+        if note:
+            err.print(note, highlight=False)
     written: list[tuple[Path, Path]] = []
 
     def write() -> None:

@@ -5,9 +5,10 @@ list of question objects: `{question, answer}` or `{question, ground_truth, cont
 (`context` is gold evidence; `id`/`qid`, `imdb_key`/`index_key` and `assertions`, the claims
 a right answer must make, optional). Other benchmarks' shapes read as they are: several gold
 answers (`answer`/`ground_truth` a list, SQuAD's `answers: {text: [...]}`), HotpotQA
-(`_id`, `context` as [title, sentences] pairs: the `supporting_facts` sentences are the
-evidence), GraphRAG-Bench (`source` names the corpus: `dataset.index_field: source`, with
-`dataset.index_map` when the names are not the index keys) and BenchmarkQED's AutoQ files
+(`_id`, `context` as [title, sentences] pairs or Hugging Face's `{title, sentences}`: the
+`supporting_facts` sentences are the evidence), GraphRAG-Bench (`source` names the
+corpus: `dataset.index_field: source`, with `dataset.index_map` when the names are not the
+index keys) and BenchmarkQED's AutoQ files
 (`question_text` or a question's `text` with its `attributes.assertions`, no reference
 answer: the metrics that need one skip it). A file's questions belong to the index key
 found, in order, from: the item's `imdb_key`/`index_key` field (or `dataset.index_field`);
@@ -212,7 +213,7 @@ def _hotpot_evidence(item: dict[str, Any], context: list[Any]) -> str:
     """The supporting facts' sentences ([title, sentence index] pairs) of HotpotQA's
     context; every paragraph when the item names none."""
     paragraphs = {title: sentences for title, sentences in context}
-    facts = item.get("supporting_facts")
+    facts = _as_pairs(item.get("supporting_facts"), "sent_id")
     picked = []
     if isinstance(facts, list):
         for fact in facts:
@@ -226,10 +227,22 @@ def _hotpot_evidence(item: dict[str, Any], context: list[Any]) -> str:
     return "\n\n".join(f"{t}: {''.join(s)}" for t, s in context)
 
 
+def _as_pairs(value: Any, second: str) -> Any:
+    """Hugging Face's columns (`{title: [...], <second>: [...]}`) as the original's
+    [title, value] pairs; anything else as it is."""
+    if not isinstance(value, dict):
+        return value
+    titles, values = value.get("title"), value.get(second)
+    if not isinstance(titles, list) or not isinstance(values, list) or len(titles) != len(values):
+        return value
+    return [[t, v] for t, v in zip(titles, values, strict=True)]
+
+
 def _evidence(path: Path, i: int, item: dict[str, Any]) -> str | None:
     context = item.get("context", item.get("evidence"))
     if context is None:
         return None
+    context = _as_pairs(context, "sentences")  # HotpotQA as Hugging Face writes it
     if _pairs(context):
         context = _hotpot_evidence(item, context)
     if isinstance(context, list) and all(isinstance(c, str) for c in context):

@@ -4,7 +4,15 @@ Its names load on first use (`gtog._lazy`): ToG's settings are read by commands 
 search (a finished run, `--plan`), which must not wait for graphrag's query engines.
 """
 
+from typing import TYPE_CHECKING
+
 from gtog._lazy import lazy_exports
+
+if TYPE_CHECKING:  # what the API reference reads; at run time each loads on first use
+    from gtog.tog._api import tog_search
+    from gtog.tog._factory import get_tog_search_engine
+    from gtog.tog._search import ToGSearch
+    from gtog.tog._settings import ToGSettings, load_tog_settings
 
 __all__ = ["ToGSearch", "ToGSettings", "get_tog_search_engine", "load_tog_settings", "tog_search"]
 

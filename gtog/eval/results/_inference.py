@@ -33,11 +33,19 @@ from gtog.eval.results._clustered import (
     newcombe_bounds,
     t_quantile,
 )
-from gtog.eval.results._power import detectable_difference
+from gtog.eval.results._power import detectable
 from gtog.eval.results._records import MethodRecord
 from gtog.eval.results._statistics import Interval, mean_interval, paired_comparison
 
-__all__ = ["INDEX_KEY", "NO_CLUSTERS", "Clusters", "compare", "mean_stats", "statistics_block"]
+__all__ = [
+    "INDEX_KEY",
+    "NO_CLUSTERS",
+    "Clusters",
+    "compare",
+    "mean_stats",
+    "statistics_block",
+    "with_mde",
+]
 
 INDEX_KEY = "index_key"
 """`statistics.cluster_by` default: questions of one index are one cluster."""
@@ -117,12 +125,18 @@ def _discordance(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int, int]:
 
 
 def compare(
-    a: Sequence[float], b: Sequence[float], labels: Sequence[Hashable] | None, *, binary: bool
+    a: Sequence[float],
+    b: Sequence[float],
+    labels: Sequence[Hashable] | None,
+    *,
+    binary: bool,
+    tests: int | None = 1,
 ) -> dict[str, Any]:
     """A paired comparison of a's and b's scores on the same questions: the naive test
     and interval (`statistics.paired_comparison`), clustered ones from MIN_CLUSTERS
     clusters on, the differences' `icc` and `design_effect`, and the minimum detectable
-    difference `mde` at 80% power."""
+    difference `mde` at 80% power for the test it ran after Holm over `tests` tests
+    (`mde_tests`; None: left out, see `with_mde`)."""
     c = paired_comparison(a, b, binary=binary)
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     out: dict[str, Any] = {
@@ -147,7 +161,6 @@ def compare(
         out["discordance"] = (counts[1] + counts[2]) / c.n if counts else None
     else:
         out["sd_diff"] = float(np.std(x - y, ddof=1)) if c.n > 1 else None
-    n_eff, df = float(c.n), float(max(c.n - 1, 1))
     if labels is not None and c.n:
         sums, k = _design(x - y, labels)
         deff = _float(design_effect(sums))
@@ -162,11 +175,31 @@ def compare(
             elif out["ci95"] is not None:
                 low, high = diff_bounds(sums)
                 out.update(ci95=[float(low), float(high)], ci95_method="t_clustered")
-    power = detectable_difference(
-        n_eff, df=df, discordance=out.get("discordance"), sd=out.get("sd_diff")
-    )
-    out.update(mde=power.mde, mde_reason=power.reason)
+    if tests is not None:
+        out.update(with_mde(a, b, labels, binary=binary, tests=tests, icc=out["icc"]))
     return out
+
+
+def with_mde(
+    a: Sequence[float],
+    b: Sequence[float],
+    labels: Sequence[Hashable] | None,
+    *,
+    binary: bool,
+    tests: int,
+    icc: float | None,
+) -> dict[str, Any]:
+    """`mde`, `mde_reason` and `mde_tests` of a comparison (`compare`): the smallest
+    difference its test detects with 80% power at p < 0.05 after Holm over `tests` tests
+    (`gtog.eval.results._power.detectable`)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    codes = None
+    if labels is not None and d.size:
+        codes, k = cluster_codes(labels)
+        if k < MIN_CLUSTERS:
+            codes = None
+    power = detectable(d, codes, binary=binary, tests=tests, icc=icc if codes is not None else None)
+    return {"mde": power.mde, "mde_reason": power.reason, "mde_tests": power.tests}
 
 
 def statistics_block(records: Sequence[MethodRecord], clusters: Clusters) -> dict[str, Any]:

@@ -75,10 +75,29 @@ def undetectable(summary: dict[str, Any]) -> dict[str, int]:
     return {m: n for m, n in seen.items() if m not in found and n}
 
 
+def _holm(summary: dict[str, Any]) -> str:
+    """`p < 0.05 after Holm over 12 tests` (the family the table's mde allows for)."""
+    tests = max(
+        [c.get("mde_tests") or 1 for c in summary.get("comparisons") or [] if isinstance(c, dict)]
+        or [1]
+    )
+    return f"p < 0.05 after Holm over {tests} tests" if tests > 1 else "p < 0.05"
+
+
+def _why_none(summary: dict[str, Any], metrics: dict[str, int]) -> str:
+    """`: with 6 clusters the smallest p the test can give is ...` when that is why."""
+    for c in summary.get("comparisons") or []:
+        why = c.get("mde_reason") if isinstance(c, dict) else None
+        if why and c["metric"] in metrics and why.startswith("no difference is detectable"):
+            return ": " + why.removeprefix("no difference is detectable: ")
+    return ""
+
+
 def power_line(summary: dict[str, Any], short: dict[str, str] | None = None) -> str | None:
     """`With these 60 questions (12 clusters), differences under 0.44 (correct) cannot be
-    told apart (80% power, p < 0.05).`; metrics where no difference could be detected are
-    named too (`nor any difference (correct)`)."""
+    told apart (80% power, p < 0.05 after Holm over 4 tests).`; metrics where no
+    difference could be detected are named too (`nor any difference (correct)`), and why
+    when the test cannot reach the bar at all."""
     found = mde_by_metric(summary)
     none = undetectable(summary)
     if not found and not none:
@@ -95,16 +114,19 @@ def power_line(summary: dict[str, Any], short: dict[str, str] | None = None) -> 
     where = plural(n, "question") + (
         f" in {max(ks)} clusters" if ks and st.get("clustered") else ""
     )
+    if not ks and st.get("clustered") and st.get("clusters"):
+        where += f" in {st['clusters']} clusters"
     these = "this" if n == 1 else "these"
+    bar = f"(80% power, {_holm(summary)})"
     if not parts:
         return (
-            f"With {these} {where}, no difference ({missed}) can be told apart "
-            "(80% power, p < 0.05)."
+            f"With {these} {where}, no difference ({missed}) can be told apart {bar}"
+            f"{_why_none(summary, none)}."
         )
     nor = f", nor any difference ({missed})" if missed else ""
     return (
         f"With {these} {where}, differences under {', '.join(parts)} cannot be told apart{nor} "
-        "(80% power, p < 0.05)."
+        f"{bar}{_why_none(summary, none)}."
     )
 
 

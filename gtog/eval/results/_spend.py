@@ -3,8 +3,12 @@
 `spent_usd` is what gtog's own calls (searches, judges, head-to-head judges) cost that was
 sent to a provider; a call replayed from the model-call cache costs nothing again and is
 counted in `cached_usd_saved` and `cache.hits` instead. Answers read from a file and HTTP
-methods' answers were not paid by this run: they are left out. `estimate_usd` and
-`limit_usd` come from the output folder (`estimate.json`, `spend.json`) when there.
+methods' answers were not paid by this run: they are left out. Where the output folder
+has `spend.json` (what every session of the run sent, counted as each reply came), that
+is `spent_usd`: a run stopped at its limit also paid for the calls of pairs it left
+unfinished, and a re-judged answer's first verdict was paid too; `recorded_usd` is the
+share the records hold. `estimate_usd` and `limit_usd` come from the output folder
+(`estimate.json`, `spend.json`) when there.
 """
 
 from __future__ import annotations
@@ -49,16 +53,21 @@ def run_cost(
     *,
     estimate_usd: float | None = None,
     limit_usd: float | None = None,
+    paid_usd: float | None = None,
+    paid_known: bool = False,
 ) -> dict[str, Any]:
-    """`spent_usd` (None when a model's price is unknown), `cached_usd_saved`,
-    `estimate_usd`, `limit_usd` and `cache: {hits, misses, usd_saved}`."""
+    """`spent_usd` (None when a model's price is unknown), `recorded_usd`,
+    `cached_usd_saved`, `estimate_usd`, `limit_usd` and `cache: {hits, misses,
+    usd_saved}`; with `paid_known` (spend.json), `spent_usd` is `paid_usd`."""
     units = _calls(records, pairs)
     hits = sum(c for _, c, _, _ in units)
     saved = math.fsum(s for _, _, _, s in units)
     known = all(u is not None for _, _, u, _ in units)
     spent = math.fsum((u or 0.0) for _, _, u, _ in units) - saved if known else None
+    recorded = max(spent, 0.0) if spent is not None else None
     return {
-        "spent_usd": max(spent, 0.0) if spent is not None else None,
+        "spent_usd": paid_usd if paid_known else recorded,
+        "recorded_usd": recorded,
         "cached_usd_saved": saved,
         "estimate_usd": estimate_usd,
         "limit_usd": limit_usd,
@@ -78,17 +87,23 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def cost_context(output_dir: Path) -> dict[str, float | None]:
+def cost_context(output_dir: Path) -> dict[str, Any]:
     """`estimate_usd` (estimate.json's estimate of the whole run, what was already held
-    included: comparable with `spent_usd` + `cached_usd_saved`) and `limit_usd` (the last
-    session's, from spend.json) of the run in `output_dir`; None where no file says."""
+    included: comparable with `spent_usd` + `cached_usd_saved`), `limit_usd` (the last
+    session's, from spend.json) and `paid_usd` (spend.json's USD: what the run sent, None
+    when a price was unknown; `paid_known` when spend.json says) of the run in
+    `output_dir`; None where no file says."""
     estimate = _read(output_dir / ESTIMATE_NAME)
     whole = estimate.get("run") or estimate.get("total") or {}
-    limit = _read(output_dir / SPEND_NAME).get("limit_usd")
+    spend = _read(output_dir / SPEND_NAME)
+    limit, paid = spend.get("limit_usd"), spend.get("usd")
     usd = whole.get("usd") if isinstance(whole, dict) else None
+    known = isinstance(paid, int | float) and not isinstance(paid, bool)
     return {
         "estimate_usd": float(usd) if isinstance(usd, int | float) else None,
         "limit_usd": float(limit) if isinstance(limit, int | float) else None,
+        "paid_usd": None if not known or spend.get("usd_unknown") else float(paid),
+        "paid_known": known,
     }
 
 

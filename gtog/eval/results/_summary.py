@@ -14,7 +14,13 @@ from gtog.eval.results._agreement import metric_agreement
 from gtog.eval.results._assertions import assertion_summary
 from gtog.eval.results._attribution import attribution_summary
 from gtog.eval.results._epochs import add_epoch_entries, reduce_epochs
-from gtog.eval.results._inference import Clusters, compare, mean_stats, statistics_block
+from gtog.eval.results._inference import (
+    Clusters,
+    compare,
+    mean_stats,
+    statistics_block,
+    with_mde,
+)
 from gtog.eval.results._omnibus import omnibus_entry
 from gtog.eval.results._records import (
     COST_FIELDS,
@@ -202,11 +208,13 @@ def comparisons(
     0/1 judges: exact McNemar test and Newcombe interval of the difference; other scores:
     seeded paired permutation test and bootstrap interval; with `labels` of at least
     MIN_CLUSTERS clusters, the cluster sign-flip test and clustered intervals
-    (`inference.compare`, which also gives `mde`). `diff` = a_mean - b_mean. The Holm
-    adjustment runs over all entries of the returned list (one family).
+    (`inference.compare`). `diff` = a_mean - b_mean. The Holm adjustment runs over all
+    entries of the returned list (one family of N tests); each `mde` is the difference
+    its test detects with 80% power after Holm over those N (`mde_tests`).
     """
     records = list(records)
     out: list[dict[str, Any]] = []
+    tested: list[tuple[list[float], list[float], list[Any] | None, bool]] = []
     graded = metric_scales(records)
     for metric in metrics:
         table = _scores(records, metric)
@@ -221,12 +229,15 @@ def comparisons(
                     and is_binary(xa)
                     and is_binary(xb)
                 )
-                entry = compare(
-                    xa, xb, None if labels is None else [labels[q] for q in both], binary=binary
-                )
+                cl = None if labels is None else [labels[q] for q in both]
+                entry = compare(xa, xb, cl, binary=binary, tests=None)
                 out.append({"metric": metric, "a": a, "b": b, **entry, "p_holm": None})
-    for entry, adjusted in zip(out, holm([e["p_value"] for e in out]), strict=True):
-        entry["p_holm"] = adjusted
+                tested.append((xa, xb, cl, binary))
+    adjusted = holm([e["p_value"] for e in out])
+    family = sum(1 for p in adjusted if p is not None)  # the tests Holm adjusts over
+    for entry, p, (xa, xb, cl, binary) in zip(out, adjusted, tested, strict=True):
+        entry["p_holm"] = p
+        entry.update(with_mde(xa, xb, cl, binary=binary, tests=family, icc=entry["icc"]))
     return out
 
 

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from gtog.eval.results._noise import clusters_line, omnibus_lines, power_line
 from gtog.eval.results._repeat_tables import panel_parts, repeat_parts
-from gtog.eval.results._verdict import ALPHA, common_counts, plural, verdict
+from gtog.eval.results._verdict import ALPHA, common_counts, plural, scale_of, verdict
 from gtog.eval.results._why import why_table
 from gtog.eval.terminal._calibration import calibration_parts
 from gtog.eval.terminal._routing import routing_line
@@ -109,6 +109,13 @@ def _question_note(summary: dict[str, Any], metrics: list[str]) -> str:
     return note
 
 
+def _named(summary: dict[str, Any], metric: str) -> str:
+    """The metric's column name, with a graded metric's scale (`correctness_graded (0-10)`)."""
+    scale = scale_of(summary, metric)
+    name = _SHORT.get(metric, metric)
+    return name if scale is None else f"{name} ({scale[0]:g}-{scale[1]:g})"
+
+
 def _scores(summary: dict[str, Any], metrics: list[str], width: int) -> Table:
     methods = list(summary["by_method"])
     best = {m: _best(summary, m) for m in metrics}
@@ -120,13 +127,13 @@ def _scores(summary: dict[str, Any], metrics: list[str], width: int) -> Table:
         for m in metrics
     }
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
-    name_width = max([6, *(len(m) for m in methods), *(len(_SHORT.get(m, m)) for m in metrics)])
+    name_width = max([6, *(len(m) for m in methods), *(len(_named(summary, m)) for m in metrics)])
     wide = name_width + 6 + (len(metrics) + 1) * (_CELL_WIDTH + 1)
     if wide <= width or len(methods) >= len(metrics):
         table.add_column("method", style="bold", no_wrap=True)
         table.add_column("n", justify="right", no_wrap=True)
         for m in metrics:
-            table.add_column(escape(_SHORT.get(m, m)), justify="right", no_wrap=True)
+            table.add_column(escape(_named(summary, m)), justify="right", no_wrap=True)
         n = _n_cell(common_counts(summary, metrics))
         for method in methods:
             table.add_row(escape(method), n, *(escape(cell[(method, m)]) for m in metrics))
@@ -136,7 +143,7 @@ def _scores(summary: dict[str, Any], metrics: list[str], width: int) -> Table:
         table.add_column(escape(method), justify="right", no_wrap=True)
     table.add_row("n", *(_n_cell(common_counts(summary, metrics)) for _ in methods))
     for m in metrics:
-        table.add_row(escape(_SHORT.get(m, m)), *(escape(cell[(x, m)]) for x in methods))
+        table.add_row(escape(_named(summary, m)), *(escape(cell[(x, m)]) for x in methods))
     return table
 
 

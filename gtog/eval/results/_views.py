@@ -277,9 +277,9 @@ def result_views(
     add_panel_entries(summary, currency.records, spec.judge.metrics, spec.judge.panel)
     if spec.group_by:
         questions = reduce_epochs(currency.records)  # (repeats: a mean per question)
-        labels = Clusters.of(spec.analysis.cluster_by).labels(questions)
+        clusters = Clusters.of(spec.analysis.cluster_by).labels(questions)
         summary["by_group"] = by_group(
-            questions, methods, spec.judge.metrics, spec.group_by, labels
+            questions, methods, spec.judge.metrics, spec.group_by, clusters
         )
     routing = routing_summary(
         reduce_epochs(currency.records),

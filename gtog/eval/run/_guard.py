@@ -43,8 +43,20 @@ class Guard:
         self.failed = 0
         self.succeeded = 0
         self.first_kinds: list[str] = []
+        self.stop: FatalRunError | None = None
+        """Why the run stops, once it must: no pair starts after this is set."""
 
     def observe(self, record: MethodRecord) -> None:
+        """Count `record`; raise (and keep in `stop`) when the run must stop."""
+        if self.stop is None:
+            try:
+                self._count(record)
+            except FatalRunError as exc:
+                self.stop = exc
+        if self.stop is not None:
+            raise self.stop
+
+    def _count(self, record: MethodRecord) -> None:
         kind = failure_kind(record)
         if kind is None:
             self.succeeded += 1

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from gtog._errors import FatalRunError, describe_exception
 from gtog._internals import swapped_default_executor
@@ -212,11 +212,16 @@ async def run_evaluation_async(
         # kept first: a Ctrl-C while the write is in its thread (which finishes it) must
         # not leave the record out of the results written on the way out
         kept.append(record)
+        # counted before the write's await: once the error budget is spent no other pair
+        # starts (`guard.stop`), however long the write takes; raised once it is written
+        with suppress(FatalRunError):
+            guard.observe(record)
         # the write is fsynced: off the event loop, so other questions go on meanwhile
         await loop.run_in_executor(None, land, record)
         if on_record is not None:
             on_record(record)
-        guard.observe(record)
+        if guard.stop is not None:
+            raise guard.stop
         if record.method in run.methods:
             compare_later(record)
 
@@ -224,6 +229,9 @@ async def run_evaluation_async(
         queued = time.perf_counter()
         async with limit:
             waited = time.perf_counter() - queued
+            if guard.stop is not None:  # the error budget is spent: the run is ending
+                schedule.done(item, method)
+                return
             if stopping():
                 left.append(answer_key(item.qid, method, epoch))
                 schedule.done(item, method)
@@ -242,6 +250,8 @@ async def run_evaluation_async(
 
     async def judge_one(record: MethodRecord) -> None:
         async with limit:
+            if guard.stop is not None:
+                return
             if stopping():
                 left.append(record.key)
                 return

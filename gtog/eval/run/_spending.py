@@ -35,6 +35,7 @@ __all__ = [
     "run_limits",
     "save_spend",
     "settle_pair",
+    "shard_limit_note",
     "spending",
     "spent_figures",
 ]
@@ -63,6 +64,26 @@ def run_limits(run: EvalRun) -> Limits:
             usd=run.options.max_usd, tokens=limits.tokens, calls=limits.calls, time=limits.time
         )
     return limits
+
+
+def shard_limit_note(limits: Limits, shards: int) -> str | None:
+    """With `--shard`, the run's limits bound each shard on its own: one line saying what
+    they add up to (None without a shard or a limit)."""
+    if shards < 2 or not limits:
+        return None
+    parts = []
+    if limits.usd is not None:
+        parts.append(f"${limits.usd:.4f} (up to ${shards * limits.usd:.4f} over {shards} shards)")
+    for what in ("tokens", "calls"):
+        bound = getattr(limits, what)
+        if bound is not None:
+            parts.append(f"{bound} {what} (up to {shards * bound} over {shards} shards)")
+    if limits.time is not None:
+        parts.append(f"{limits.time:g} s")
+    return (
+        f"note: the run's limits are per shard: each of the {shards} shards may spend "
+        f"{', '.join(parts)}; for a total, give each shard its share (--max-usd TOTAL/{shards})"
+    )
 
 
 def pair_limits(run: EvalRun) -> Limits:

@@ -70,11 +70,14 @@ _STOPWORDS = frozenset(
 )
 
 
-def words(text: str) -> list[str]:
+def words(text: str, *, keep_markers: bool = False) -> list[str]:
     """The one tokenizer of both metrics: NFKC-normalised, case-folded runs of Unicode
     letters and digits (any punctuation, straight or curly quotes, apostrophes and dashes
-    separate words), citation markers like `[3]` removed."""
-    return _WORD.findall(_MARKER.sub(" ", unicodedata.normalize("NFKC", text)).casefold())
+    separate words), citation markers like `[3]` removed (`keep_markers`: kept, their
+    numbers words like any other, as rouge-score's own tokenizer has them)."""
+    if not keep_markers:
+        text = _MARKER.sub(" ", text)
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 def normalize_tokens(text: str) -> list[str]:

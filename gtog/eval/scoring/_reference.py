@@ -5,8 +5,9 @@
   when the two normalised texts are equal, `f1` the harmonic mean of the token precision
   and recall (tokens counted with multiplicity).
 - `rouge_l` is the F-measure of ROUGE-L (longest common subsequence) from the
-  `rouge-score` package, with gtog's Unicode word tokenizer (`lexical.words`; on ASCII
-  text it splits exactly as rouge-score's own) and no stemming.
+  `rouge-score` package, with gtog's Unicode word tokenizer (`lexical.words`, citation
+  markers kept; on ASCII text it splits exactly as rouge-score's own, `[3]` included)
+  and no stemming.
 - With several gold answers (SQuAD, HotpotQA, GraphRAG-Bench lists) each metric takes its
   best match over them.
 - `answer_similarity` is the cosine between the answer's and the reference's embeddings,
@@ -73,10 +74,11 @@ def token_f1(reference: str, answer: str) -> float | None:
 
 
 class _Words:
-    """rouge-score's tokenizer interface over gtog's Unicode word tokenizer."""
+    """rouge-score's tokenizer interface over gtog's Unicode word tokenizer (citation
+    markers kept: on ASCII text the tokens are rouge-score's own, `[3]` giving `3`)."""
 
     def tokenize(self, text: str) -> list[str]:
-        return words(text)
+        return words(text, keep_markers=True)
 
 
 _ROUGE: Any = None
@@ -86,7 +88,7 @@ def rouge_l(reference: str, answer: str) -> float | None:
     """ROUGE-L F-measure (rouge-score) of the answer against the reference (None: the
     reference has no words)."""
     global _ROUGE
-    if not words(reference):
+    if not words(reference, keep_markers=True):
         return None
     if _ROUGE is None:
         from rouge_score import rouge_scorer

@@ -14,7 +14,7 @@ What it serves and to whom:
   printed URL (then kept in a same-site cookie); the Host header must name this server;
 - every page goes out with a Content-Security-Policy that allows this origin's own style and
   script only (no CDN, no web fonts), and with the values of the environment's secrets
-  (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*` variables) masked.
+  (gtog._redact.environment_secrets: `*_KEY`, `*_TOKEN`, ...) masked.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gtog._errors import InputError
-from gtog._redact import Redactor
+from gtog._redact import Redactor, environment_secrets
 from gtog.eval.report._html import ENVIRONMENT, _charts
 from gtog.eval.report._page import _baseline
 from gtog.eval.results._diff import diff_runs
@@ -55,7 +55,6 @@ from gtog.eval.view._runs import Loaded, RunStore
 __all__ = ["TOKEN_COOKIE", "ViewConfig", "allowed_hosts", "make_app", "new_token"]
 
 TOKEN_COOKIE = "gtog_view_token"
-_SECRET_NAMES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 _ASSETS = {
     "report.css": ("gtog.eval.report", "text/css"),
     "view.css": ("gtog.eval.view", "text/css"),
@@ -89,9 +88,7 @@ class ViewConfig:
 
 
 def _env_secrets() -> Redactor:
-    return Redactor(
-        v for k, v in os.environ.items() if any(word in k.upper() for word in _SECRET_NAMES)
-    )
+    return Redactor(environment_secrets(os.environ))
 
 
 class _TokenGate:

@@ -299,7 +299,11 @@ def test_the_error_budget_stops_the_run(
     assert result.returncode == 1, result.stderr
     assert "error budget spent: 2 searches failed (--max-errors allows 1)" in result.stderr
     detailed, _ = load_results(root)  # results are still written
-    assert len(detailed["results"]) < 4
+    # one pair at a time, in dataset order: q1 local, q1 basic (failed), q2 local, q2 basic
+    # (failed: the budget is spent) and no pair after it, however slow the machine (the
+    # failure is counted before its record's write lets another pair start)
+    assert [q["question_id"] for q in detailed["results"]] == ["lh-01", "lh-02"]
+    assert len(checkpoint_keys(root / "results" / "eval_checkpoint.jsonl")) == 4
 
 
 def test_hung_calls_end_and_retry_errors_reruns_only_what_failed(

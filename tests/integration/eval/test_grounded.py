@@ -110,6 +110,7 @@ def test_citations_paths_claims_and_a_graded_judge_end_to_end(
     assert summary["by_method"]["local"]["correctness_graded"] == 7
     line = " ".join(result.stdout.split())
     assert "correctness graded: local and tog tie at 0.70 (its 0-10 scale shown as 0-1)" in line
+    assert "correctness_graded (0-10)" in line  # the terminal table keeps the scale, and says it
 
     # the CSV lists what was found wrong
     with (root / "results" / "eval_results.csv").open() as f:

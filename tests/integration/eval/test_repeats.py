@@ -252,3 +252,37 @@ def test_a_judge_panel_takes_the_majority_and_its_agreement_drops_with_a_contrar
     assert "judge panel" in rescored.stdout
     page = (root / "results" / "report.html").read_text()
     assert "Judge panel" in page and "I disagree" in page
+
+
+def test_one_model_name_at_two_servers_is_two_judges_with_the_cache_on(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """Issue 44 item 3, the reviewer's panel: `judge_b` is the index's model name served by
+    another server (which disagrees on every answer). With the cache on it used to be one
+    judge: every request went to the first server, alpha None."""
+    import yaml
+
+    from tests.integration.eval.test_failsafe import copy_project
+
+    def contrary(r: ChatRequest) -> str:
+        verdict = json.loads(judge_correctness(r))
+        return json.dumps({"score": 1 - verdict["score"], "reason": "elsewhere"})
+
+    is_judge = lambda r: "judge if the prediction is correct" in r.prompt  # noqa: E731
+    with ScriptedServer([Rule("judge:elsewhere", is_judge, contrary)]) as other:
+        index = example_indexes["lighthouse"]
+        entry = yaml.safe_load((index / "settings.yaml").read_text())["completion_models"]
+        judge_b = {**entry["default_completion_model"], "api_base": other.base_url}
+        project = copy_project(index, tmp_path / "p", completion_models={"judge_b": judge_b})
+        panel = "judge: {models: [default_completion_model, judge_b]}\n"
+        root = make_eval_root(
+            tmp_path, {"lighthouse": project}, methods=("basic",),
+            extra=f"metrics: [correctness]\n{panel}",
+        )  # fmt: skip
+        result = gtog("eval", "--root", str(root), "-k", "lighthouse", "--limit", "4", "-q")
+        assert result.returncode == 0, result.stderr
+        assert len(other.chat_log()) == 4  # every verdict asked of the second server too
+    _, summary = load_results(root)
+    agree = summary["judge_agreement"]["correctness"]
+    assert agree["models"] == ["default_completion_model", "judge_b"]
+    assert (agree["n"], agree["split"]) == (4, 4) and agree["krippendorff_alpha"] < 0

@@ -123,8 +123,11 @@ def test_sharded_and_merged_run_equals_unsharded_run(
 
     shard_dirs = []
     for i in range(4):
-        run = gtog("eval", "--root", str(root), "--limit", "3", "-q", "--shard", f"{i}/4")
+        limit = ("--max-usd", "5") if i == 0 else ()  # a limit far above what a shard pays
+        run = gtog("eval", "--root", str(root), "--limit", "3", "-q", "--shard", f"{i}/4", *limit)
         assert run.returncode == 0, run.stderr
+        note = "the run's limits are per shard: each of the 4 shards may spend $5.0000 (up to"
+        assert (note in " ".join(run.stderr.split())) == (i == 0), run.stderr
         folder = root / "results" / f"shard-{i}-of-4"
         header = read_log(folder / CHECKPOINT_NAME).spec.shard
         assert header is not None and header.index == i and header.count == 4

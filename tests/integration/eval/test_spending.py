@@ -64,7 +64,10 @@ def test_a_usd_limit_stops_the_run_and_a_raised_one_finishes_it(
     assert full / 2 <= spent["usd"] <= full / 2 + in_flight
     assert spent["limit_usd"] == pytest.approx(full / 2)
     assert summary["cost"]["limit_usd"] == pytest.approx(full / 2)
-    assert summary["cost"]["spent_usd"] <= spent["usd"]  # the results' share of it
+    # what it paid, the calls of pairs it left unfinished included (the records hold less)
+    assert summary["cost"]["spent_usd"] == pytest.approx(spent["usd"])
+    assert summary["cost"]["recorded_usd"] <= spent["usd"]
+    assert f"${spent['usd']:.4f} spent" in err  # the stop line and the cost line
 
     code, err = _eval(root, "--resume", "--max-usd", str(full / 2))  # the same limit: no
     assert code == 1 and "limit usd reached" in err, err

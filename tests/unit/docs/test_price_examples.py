@@ -12,7 +12,9 @@ from graphrag_llm.config import ModelConfig
 from gtog.llm._usage import PRICE_SETTING, token_prices
 
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLE = re.compile(r"cost_per_1k:\s*\{\s*input:\s*([\d.]+),\s*output:\s*([\d.]+)\s*\}")
+NUMBER = r"(\d+(?:\.\d+)?(?:e-?\d+)?)"
+EXAMPLE = re.compile(rf"cost_per_1k:\s*\{{\s*input:\s*{NUMBER},\s*output:\s*{NUMBER}\s*\}}")
+"""An example with figures (`{input: ..., output: ...}` shows the shape only)."""
 
 
 def examples() -> list[tuple[str, float, float]]:

@@ -71,6 +71,9 @@ def test_hotpotqa_reads_its_supporting_facts_as_the_evidence() -> None:
         "Maren Holt kept the Grey Point light for thirty years. "
         "She trimmed the wick at dusk and again at midnight."
     )  # the two supporting sentences, not the orchard's distractor paragraph
+    (hf,) = load_dataset(BENCHMARKS / "hotpotqa_hf.jsonl", ["lighthouse"]).items
+    assert hf.qid == "5a7a06935542990198eaf050" and hf.reference == "Maren Holt"
+    assert hf.evidence == item.evidence  # Hugging Face's columns read the same
 
 
 def test_graphrag_bench_names_its_corpus_in_source_mapped_to_an_index(tmp_path: Path) -> None:

@@ -74,7 +74,15 @@ def test_rouge_l_by_hand() -> None:
     assert rouge_l("", "anything") is None
 
 
-@pytest.mark.parametrize(("reference", "answer"), PAIRS)
+ASCII_CASES = [
+    ("Maren Holt keeps the light.", "Maren Holt [3] keeps the light [1, 2]."),
+    ("The 3 keepers [3] of Varn", "Keepers of Varn: 3 [3][4]"),
+    ("state-of-the-art O'Neil_report 1990s", "State of the art: O'Neil report, 1990s!"),
+    ("[12] alone", "[12]"),
+]
+
+
+@pytest.mark.parametrize(("reference", "answer"), PAIRS + ASCII_CASES)
 def test_rouge_l_equals_rouge_scores_own_scorer(reference: str, answer: str) -> None:
     own = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
     assert rouge_l(reference, answer) == pytest.approx(

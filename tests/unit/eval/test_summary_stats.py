@@ -285,3 +285,23 @@ def test_the_terminal_and_the_report_show_the_same_labelled_token_and_call_figur
     assert (point.tokens, point.llm_calls) == (510, 3.0)
     html = render_page(data)
     assert "mean tokens / answer (in + out)" in html and "mean LLM calls / answer" in html
+
+
+def test_results_by_group_without_peoples_labels_write_no_calibration() -> None:
+    """`by_group`'s cluster labels once took the place of people's labels (a run with
+    `dataset.group_by` crashed writing its results: 'tuple' object has no attribute 'key')."""
+    from gtog.eval.results._spec import DatasetSpec, EvalSpec, JudgeSpec
+    from gtog.eval.results._views import result_views
+
+    spec = EvalSpec(
+        dataset=DatasetSpec(path="qa.json", hash="h", questions=4),
+        methods=["local"],
+        judge=JudgeSpec(metrics=["correctness"]),
+        group_by=["type"],
+    )
+    records = [rec(str(i), "local", i % 2) for i in range(4)]
+    for r in records:
+        r.groups = {"type": "who"}
+    _, summary = result_views(spec, records, ["local"])
+    assert summary["by_group"]["type"]["who"]["local"]["correctness"]["n"] == 4
+    assert "calibration" not in summary
