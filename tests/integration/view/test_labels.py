@@ -36,6 +36,7 @@ def test_label_five_answers_with_the_keyboard_and_keep_them(tmp_path: Path) -> N
         page.fill("input[name=per_method]", "4")
         page.click("#labelset button")
         page.wait_for_selector("#labelitem")
+        page.wait_for_selector("html[data-ready='1']")
 
         def progress() -> int:
             text = page.inner_text("#labelprogress")
@@ -47,11 +48,13 @@ def test_label_five_answers_with_the_keyboard_and_keep_them(tmp_path: Path) -> N
             seen.append((item.get_attribute("data-qid"), item.get_attribute("data-method")))
             page.keyboard.press(key)
             page.wait_for_selector(f"#labelprogress:has-text('ann has labelled {n} of the 8')")
+            page.wait_for_selector("html[data-ready='1']")  # its keys listened for again
         assert len(set(seen)) == 5  # a new answer each time
         assert {m for _, m in seen} == {"tog", "basic"}  # the sample alternates methods
         page.screenshot(path=str(tmp_path / "label.png"))
         page.keyboard.press("u")  # the fifth taken back: it is shown again
         page.wait_for_selector("#labelprogress:has-text('ann has labelled 4 of the 8')")
+        page.wait_for_selector("html[data-ready='1']")
         assert (
             page.get_attribute("#labelitem", "data-qid"),
             page.get_attribute("#labelitem", "data-method"),
