@@ -10,7 +10,6 @@ from gtog.eval.results._records import MethodRecord, PairRecord, answer_key
 from gtog.eval.results._spec import DETAILED_NAME, SUMMARY_NAME, EvalSpec
 from gtog.eval.results._spend import cost_context
 from gtog.eval.results._verdict import plural
-from gtog.eval.results._views import QA_DIR, qa_reference, qa_responses, result_views
 from gtog.eval.run._state import EvalRun
 
 __all__ = ["narrowed_by", "requested_summary", "write_outputs", "write_results"]
@@ -29,6 +28,8 @@ def write_outputs(
     pairs: list[PairRecord] | None = None,
 ) -> tuple[Path, Path]:
     """Write a run's detailed and summary JSON, qa/ files, report.html and CSV, atomically."""
+    from gtog.eval.results._views import QA_DIR, qa_reference, qa_responses, result_views
+
     detailed_data, summary = result_views(
         spec,
         records,
@@ -98,6 +99,8 @@ def requested_summary(run: EvalRun) -> tuple[dict, str] | None:
     asked = [r for r in run.done if r.key in wanted]
     methods = {(q.qid, m) for q, m, _ in run.pairs}
     pairs = [p for p in run.pairs_done if (p.qid, p.a) in methods and (p.qid, p.b) in methods]
+    from gtog.eval.results._views import result_views  # (the statistics: only when narrower)
+
     _, summary = result_views(
         run.spec, asked, run.methods, stopped=run.stopped, status=run.status, pairs=pairs
     )
