@@ -89,25 +89,16 @@ def _answers(port: int) -> bool:
 
 
 @contextmanager
-def start_azurite(timeout: float = 20.0) -> Iterator[Azurite]:
-    """Start `azurite-blob` on a free port (data in memory); stopped after the block."""
-    command = npm_bin("azurite-blob")
+def _serving(name: str, args: list[str], timeout: float) -> Iterator[int]:
+    """Start the npm command `name` with `args` (`{port}` filled with a free port), wait
+    until that port answers, yield the port; the process group is stopped after the block."""
+    command = npm_bin(name)
     if command is None or shutil.which("node") is None:
-        _unavailable("azurite-blob is not installed")
+        _unavailable(f"{name} is not installed")
     assert command is not None
     port = _free_port()
     process = subprocess.Popen(
-        [
-            str(command),
-            "--blobHost",
-            "127.0.0.1",
-            "--blobPort",
-            str(port),
-            "--inMemoryPersistence",
-            "--silent",
-            "--skipApiVersionCheck",
-            "--loose",
-        ],
+        [str(command), *(a.format(port=port) for a in args)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
@@ -117,9 +108,9 @@ def start_azurite(timeout: float = 20.0) -> Iterator[Azurite]:
         while not _answers(port):
             if process.poll() is not None or time.monotonic() > deadline:
                 err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-                _unavailable(f"azurite-blob did not answer on port {port} ({err.strip()[:200]})")
+                _unavailable(f"{name} did not answer on port {port} ({err.strip()[:200]})")
             time.sleep(0.05)
-        yield Azurite(port)
+        yield port
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
@@ -128,6 +119,15 @@ def start_azurite(timeout: float = 20.0) -> Iterator[Azurite]:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+@contextmanager
+def start_azurite(timeout: float = 20.0) -> Iterator[Azurite]:
+    """Start `azurite-blob` on a free port (data in memory); stopped after the block."""
+    args = ["--blobHost", "127.0.0.1", "--blobPort", "{port}", "--inMemoryPersistence",
+            "--silent", "--skipApiVersionCheck", "--loose"]  # fmt: skip
+    with _serving("azurite-blob", args, timeout) as port:
+        yield Azurite(port)
 
 
 def upload_folder(connection_string: str, container: str, folder: Path, base_dir: str) -> int:
@@ -182,30 +182,5 @@ class CosmosServer:
 @contextmanager
 def start_cosmosdb(timeout: float = 20.0) -> Iterator[CosmosServer]:
     """Start `cosmosdb-server` on a free port (empty, in memory); stopped after the block."""
-    command = npm_bin("cosmosdb-server")
-    if command is None or shutil.which("node") is None:
-        _unavailable("cosmosdb-server is not installed")
-    assert command is not None
-    port = _free_port()
-    process = subprocess.Popen(
-        [str(command), "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + timeout
-        while not _answers(port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-                _unavailable(f"cosmosdb-server did not answer on {port} ({err.strip()[:200]})")
-            time.sleep(0.05)
+    with _serving("cosmosdb-server", ["-p", "{port}"], timeout) as port:
         yield CosmosServer(port)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
