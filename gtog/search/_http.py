@@ -501,24 +501,24 @@ class HttpEngine:
     def _read(self, events: list[Any], streamed: bool) -> _Reply:
         """The answer, context and stated usage of a reply's events (one for plain JSON)."""
         e = self.endpoint
-        parts = [(event if isinstance(event, str) else pick(event, e.answer)) for event in events]
-        found = [p for p in parts if p is not MISSING and p is not None]
-        if not found:
-            shape = f"{len(events)} event(s)" if streamed else "the reply"
-            raise BadReply(
-                f"{shape} without the answer path {e.answer!r} (http_methods.{self.name}.answer)",
-                kind="no answer in reply",
-            )
-        answer = "".join(_text(p) for p in found)
-        if not answer.strip():
-            raise BadReply(f"the reply's {e.answer!r} is empty", kind="empty answer")
+        answer = _joined(
+            [(event if isinstance(event, str) else pick(event, e.answer)) for event in events],
+            e.answer,
+            f"{len(events)} event(s)" if streamed else "the reply",
+            f"http_methods.{self.name}.answer",
+            "reply",
+        )
+        return self._reply(events, answer, e.route)
 
+    def _reply(self, events: list[Any], answer: str, route: str | None) -> _Reply:
+        """The reply of `answer`, with the context, usage and route its events state."""
+        e = self.endpoint
         usage = {f: _number(_last(events, p), f != "cost_usd") for f, p in e.usage.items()}
         return _Reply(
             answer,
             context_text(_last(events, e.context)),
             StatedUsage(**usage),
-            _route(_last(events, e.route)),
+            _route(_last(events, route)),
         )
 
     def _read_stream(self, events: list[Any]) -> _Reply:
@@ -544,20 +544,27 @@ class HttpEngine:
                 f"event(s) ({where}.done)",
                 kind="stream cut",
             )
-        found = [p for p in (pick(event, paths.answer) for event in events) if p is not MISSING]
-        found = [p for p in found if p is not None]
-        if not found:
-            raise BadReply(
-                f"{len(events)} event(s) without the answer path {paths.answer!r} ({where}.answer)",
-                kind="no answer in reply",
-            )
-        answer = "".join(_text(p) for p in found)
-        if not answer.strip():
-            raise BadReply(f"the stream's {paths.answer!r} is empty", kind="empty answer")
+        answer = _joined(
+            [pick(event, paths.answer) for event in events],
+            paths.answer,
+            f"{len(events)} event(s)",
+            f"{where}.answer",
+            "stream",
+        )
+        return self._reply(events, answer, paths.route or e.route)
 
-        usage = {f: _number(_last(events, p), f != "cost_usd") for f, p in e.usage.items()}
-        route = _route(_last(events, paths.route or e.route))
-        return _Reply(answer, context_text(_last(events, e.context)), StatedUsage(**usage), route)
+
+def _joined(parts: list[Any], path: str, shape: str, where: str, owner: str) -> str:
+    """The answer parts found at `path`, joined; BadReply when there is none or it is empty."""
+    found = [p for p in parts if p is not MISSING and p is not None]
+    if not found:
+        raise BadReply(
+            f"{shape} without the answer path {path!r} ({where})", kind="no answer in reply"
+        )
+    answer = "".join(_text(p) for p in found)
+    if not answer.strip():
+        raise BadReply(f"the {owner}'s {path!r} is empty", kind="empty answer")
+    return answer
 
 
 def _status_error(response: httpx.Response, body: str) -> EndpointError:
