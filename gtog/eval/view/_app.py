@@ -49,7 +49,7 @@ from gtog.eval.results._labels import answer_hash
 from gtog.eval.results._log import read_log
 from gtog.eval.view._catalog import RunRef, find_runs
 from gtog.eval.view._labelling import LabelRefused, label_page, post_label
-from gtog.eval.view._rows import PAGE_ROWS, Filters, filter_rows, rows_of
+from gtog.eval.view._rows import PAGE_ROWS, Filters, Row, filter_rows, rows_of
 from gtog.eval.view._runs import Loaded, RunStore
 
 __all__ = ["TOKEN_COOKIE", "ViewConfig", "allowed_hosts", "make_app", "new_token"]
@@ -159,7 +159,8 @@ class _Viewer:
     def run_page(self, request: Request) -> Response:
         name = request.path_params["name"]
         _, loaded = self.loaded(name)
-        f, shown, total = self._rows(loaded, request)
+        f, every = self._every_row(loaded, request)
+        shown, total = _page_of(filter_rows(every, f), f)
         return self.page(
             "run.html",
             name=name,
@@ -172,14 +173,15 @@ class _Viewer:
             rows=shown,
             total=total,
             pages=_pages(total),
-            options=_options(loaded),
+            options=_options(loaded, every),
             others=[n for n in self.runs() if n != name],
         )
 
     def rows_fragment(self, request: Request) -> Response:
         name = request.path_params["name"]
         _, loaded = self.loaded(name)
-        f, shown, total = self._rows(loaded, request)
+        f, every = self._every_row(loaded, request)
+        shown, total = _page_of(filter_rows(every, f), f)
         return self.page(
             "rows.html", name=name, run=loaded, f=f, rows=shown, total=total, pages=_pages(total)
         )
@@ -263,11 +265,10 @@ class _Viewer:
         text = (resources.files(package) / folder / name).read_text(encoding="utf-8")
         return Response(text, media_type=media, headers=_HEADERS)
 
-    def _rows(self, loaded: Loaded, request: Request) -> tuple[Filters, list[Any], int]:
+    def _every_row(self, loaded: Loaded, request: Request) -> tuple[Filters, list[Row]]:
+        """The address's filters, and every (question, method) row on their metric."""
         f = Filters.from_query(request.query_params, loaded.data.primary)
-        rows = filter_rows(rows_of(loaded.data.questions, loaded.detailed, f.metric), f)
-        start = (f.page - 1) * PAGE_ROWS
-        return f, rows[start : start + PAGE_ROWS], len(rows)
+        return f, rows_of(loaded.data.questions, loaded.detailed, f.metric)
 
 
 _HEADERS = {
@@ -286,10 +287,16 @@ def _pages(total: int) -> int:
     return max((total + PAGE_ROWS - 1) // PAGE_ROWS, 1)
 
 
-def _options(loaded: Loaded) -> dict[str, list[str]]:
-    """The values the filter form offers: methods, metrics, indexes, failure kinds."""
+def _page_of(rows: list[Row], f: Filters) -> tuple[list[Row], int]:
+    """The rows of `f`'s page, and how many rows there are in all."""
+    start = (f.page - 1) * PAGE_ROWS
+    return rows[start : start + PAGE_ROWS], len(rows)
+
+
+def _options(loaded: Loaded, rows: list[Row]) -> dict[str, list[str]]:
+    """The values the filter form offers: methods, metrics, indexes, failure kinds (of
+    `rows`, the run's every row)."""
     data = loaded.data
-    rows = rows_of(data.questions, loaded.detailed, data.primary)
     return {
         "methods": list(data.header.methods),
         "metrics": list(data.header.metrics),
