@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from gtog._project import Project
     from gtog.llm._ahead import EmbeddingsAhead
     from gtog.llm._budget import Budget
-    from gtog.llm._gate import RunCalls
     from gtog.llm._models import ChatModel
+    from gtog.llm._runcalls import RunCalls
 
 __all__ = ["EvalOptions", "EvalRun", "Pair"]
 

@@ -1,8 +1,8 @@
 """A command with no model call to make imports no model client (issue 45): a finished run
-re-invoked, `eval report` and `eval diff` never import LiteLLM, the providers' clients or
-graphrag's query engines (seconds of imports on 2 cores), and a run that does call builds
-its clients when the first call is due, their modules imported in a worker thread before
-the first request (not on the event loop, stalling the calls in flight)."""
+re-invoked, `eval report` and `eval diff` never import LiteLLM, the providers' clients,
+graphrag's query engines or lancedb (seconds of imports on 2 cores), and a run that does
+call builds its clients when the first call is due, their modules imported in a worker
+thread before the first request (not on the event loop, stalling the calls in flight)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,11 @@ from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.integration
 
-HEAVY = ("litellm", "openai", "graphrag_llm.completion", "graphrag.query", "gtog.search._builders")
+HEAVY = (
+    *("litellm", "openai", "graphrag_llm.completion", "graphrag.query", "gtog.search._builders"),
+    "lancedb",  # the vector sizes are read from the tables' manifests
+    "gtog.llm._gate",  # the model-call gate: a graphrag_cache Cache, built with the models
+)
 
 PROBE = """
 import asyncio, json, sys, threading
