@@ -1,9 +1,10 @@
 """A command with no model call to make imports no model client (issue 45): a finished run
 re-invoked, `eval report` and `eval diff` never import LiteLLM, the providers' clients,
-graphrag's query engines or lancedb (seconds of imports on 2 cores), and a run that does
-call builds its clients when the first call is due, their modules imported before the
-first request (not on the event loop, stalling the calls in flight) and with the garbage
-collector paused (its full passes over what they build took seconds)."""
+graphrag's query engines or lancedb (seconds of imports on 2 cores), the first two not
+scipy either (they compute no statistic), and a run that does call builds its clients
+when the first call is due, their modules imported before the first request (not on the
+event loop, stalling the calls in flight) and with the garbage collector paused (its full
+passes over what they build took seconds)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def audit(event, args):
 
 sys.addaudithook(audit)
 for n, argv in enumerate(json.loads(sys.argv[1])):
+    if n == 2:  # the finished run and its report are done (no statistic computed)
+        print("before diff:", json.dumps(sorted(sys.modules)))
     if n == 3:  # the commands without a model call are done
         print("modules:", json.dumps(sorted(sys.modules)))
     sys.argv = ["gtog", *argv]
@@ -82,6 +85,8 @@ def test_commands_without_a_model_call_import_no_model_client(
     said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
     modules = set(json.loads(said["modules"]))
     assert [m for m in HEAVY if m in modules] == []
+    # a finished run and the report of one compute no statistic: no scipy (0.5 s) either
+    assert [m for m in ("scipy", "scipy.stats") if m in json.loads(said["before diff"])] == []
     on_loop = json.loads(said["on the loop"])
     assert on_loop == [], f"imported on the event loop: {', '.join(on_loop)}"
     # and with the garbage collector paused (gtog._heap: its full passes during the imports)
