@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,8 @@ class EvalRun:
     """Only these question ids are searched, judged and compared (a pilot); None: all."""
     entity_names: dict[str, frozenset[str] | None] = field(default_factory=dict)
     """index key -> its entities' normalised titles (`_features`; None: unreadable)."""
+    entity_reads: dict[str, asyncio.Future[None]] = field(default_factory=dict)
+    """index key -> the read of its titles under way (`_features`)."""
 
     @property
     def pairs(self) -> list[Pair]:
