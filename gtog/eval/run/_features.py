@@ -14,11 +14,7 @@ __all__ = ["linked_entities", "read_names"]
 logger = logging.getLogger(__name__.replace("._", "."))
 
 
-async def read_names(run: EvalRun, key: str) -> None:
-    """Read index `key`'s entity titles into `run.entity_names` (once; in the thread that
-    opens the index, beside its tables: see `Engines`)."""
-    if key in run.entity_names:
-        return
+async def _read_names(run: EvalRun, key: str) -> frozenset[str] | None:
     from gtog.tog._graph import normalise_name
 
     names: frozenset[str] | None = None
@@ -31,20 +27,29 @@ async def read_names(run: EvalRun, key: str) -> None:
                 names = frozenset(t for t in titles if t)
     except Exception:  # a feature, never a failure: the question is left uncounted
         logger.debug("no entity titles for %s", key, exc_info=True)
-    run.entity_names[key] = names
+    return names
+
+
+async def read_names(run: EvalRun, key: str) -> None:
+    """Read index `key`'s entity titles into `run.entity_names` unless they are there: in
+    the thread that opens the index, beside its tables (`Engines`), so its questions find
+    them read."""
+    if key not in run.entity_names:
+        run.entity_names[key] = await _read_names(run, key)
 
 
 async def _names(run: EvalRun, key: str) -> frozenset[str] | None:
-    """The titles, read off the event loop if no engine opening read them: one read per
-    index, however many of its questions ask at once."""
-    if key not in run.entity_names:
-        reading = run.entity_reads.get(key)
-        if reading is None:
-            loop = asyncio.get_running_loop()
-            reading = loop.run_in_executor(None, asyncio.run, read_names(run, key))
-            run.entity_reads[key] = reading
-        await reading
-    return run.entity_names[key]
+    """The index's entity titles, read once: the questions that ask while the table is
+    being read wait for that one read (they each read it before: 20 reads of the same
+    table at concurrency 20)."""
+    if key in run.entity_names:
+        return run.entity_names[key]
+    reading = run.entity_reads.get(key)
+    if reading is None or reading.get_loop() is not asyncio.get_running_loop():
+        reading = run.entity_reads[key] = asyncio.ensure_future(_read_names(run, key))
+    names = await asyncio.shield(reading)  # (a waiter cancelled leaves the read to the others)
+    run.entity_names[key] = names
+    return names
 
 
 async def linked_entities(run: EvalRun, item: QAItem) -> int | None:
