@@ -73,10 +73,11 @@ def make_root(work: Path, api_base: str, per_index: int) -> Path:
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Run `cmd` to its end: (wall seconds, its CPU seconds, its stderr)."""
+    """Run `cmd` to its end: (wall seconds, its CPU seconds, its stderr). It runs in the
+    checkout on `env`'s PYTHONPATH (`python -m` puts the working folder first on sys.path)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
+        proc = subprocess.Popen(cmd, env=env, cwd=env["PYTHONPATH"], stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -124,7 +125,11 @@ def measure(
 def biggest_imports(cmd: list[str], env: dict[str, str], top: int = 15) -> list[list[Any]]:
     """The top-level imports (as `-X importtime` nests them) taking most cumulative time."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", *cmd[1:]], env=env, capture_output=True, text=True
+        [sys.executable, "-X", "importtime", *cmd[1:]],
+        env=env,
+        cwd=env["PYTHONPATH"],
+        capture_output=True,
+        text=True,
     )
     rows = []
     for line in proc.stderr.splitlines():
@@ -185,7 +190,10 @@ def run(
                 },
             }
             if importtime:
-                data["biggest_imports_rerun"] = biggest_imports(commands["rerun"], env)
+                data["biggest_imports_rerun"] = {
+                    name: biggest_imports(commands["rerun"], checkout)
+                    for name, checkout in envs.items()
+                }
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return data
