@@ -144,7 +144,10 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
 
     def write() -> None:
         if run.done:
-            written.append(write_results(run))
+            from gtog._heap import gc_paused
+
+            with gc_paused():  # (the statistics' and the report's imports, then the writing)
+                written.append(write_results(run))
 
     code = run_with_progress(run, quiet, err, on_exit=write)
     if not run.done:  # nothing finished: a failure, unless there was nothing to do (an empty shard)
@@ -364,10 +367,13 @@ def eval_command(
         except InputError as exc:
             raise _fail(str(exc), 2) from None
         return
-    from gtog.eval.results._gate import parse_gate
-    from gtog.eval.run._preparation import prepare
-    from gtog.eval.run._shard import parse_shard
-    from gtog.eval.run._state import EvalOptions
+    from gtog._heap import gc_paused
+
+    with gc_paused():  # (seconds of imports: see gtog._heap)
+        from gtog.eval.results._gate import parse_gate
+        from gtog.eval.run._preparation import prepare
+        from gtog.eval.run._shard import parse_shard
+        from gtog.eval.run._state import EvalOptions
 
     try:
         gates = [parse_gate(g) for g in fail_under or []]
@@ -477,8 +483,10 @@ def eval_command(
         from gtog._logs import capture_logs
         from gtog.cli._progress import LOG_NAME
         from gtog.eval.run._preparation import check_vector_sizes
-        from gtog.llm._models import run_sync
+        from gtog.llm._models import import_clients, run_sync
 
+        with gc_paused():  # calls are due: the clients' imports (LiteLLM: seconds), here
+            import_clients()
         try:  # the one check that asks a model: after the servers answer (its log: eval.log)
             with capture_logs(run.output_dir / LOG_NAME, run.redactor):
                 run_sync(check_vector_sizes(run))
