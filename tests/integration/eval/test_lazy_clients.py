@@ -4,7 +4,8 @@ graphrag's query engines or lancedb (seconds of imports on 2 cores), the first t
 scipy either (they compute no statistic), and a run that does call builds its clients
 when the first call is due, their modules imported before the first request (not on the
 event loop, stalling the calls in flight) and with the garbage collector paused (its full
-passes over what they build took seconds)."""
+passes over what they build took seconds); the writing's imports are made while its calls
+are awaited."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ from gtog.cli import main
 BIG = {"litellm", "litellm.main", "graphrag_llm.completion", "graphrag_llm.embedding"}
 on_loop = []  # of those, the ones imported by the event loop's thread while it runs
 collecting = []  # of those, the ones imported with the garbage collector on
+threads = []  # the threads started, by name
+start = threading.Thread.start
+
+def started(self):
+    threads.append(self.name)
+    return start(self)
+
+threading.Thread.start = started
 
 def audit(event, args):
     if event != "import" or not (args[0] in BIG or str(args[0]).startswith("openai")):
@@ -52,6 +61,7 @@ for n, argv in enumerate(json.loads(sys.argv[1])):
         print("before diff:", json.dumps(sorted(sys.modules)))
     if n == 3:  # the commands without a model call are done
         print("modules:", json.dumps(sorted(sys.modules)))
+        print("threads before:", json.dumps(threads))
     sys.argv = ["gtog", *argv]
     try:
         main()
@@ -59,6 +69,7 @@ for n, argv in enumerate(json.loads(sys.argv[1])):
         assert not exc.code, (argv, exc.code)
 print("on the loop:", json.dumps(on_loop))
 print("collecting:", json.dumps(collecting))
+print("threads:", json.dumps(threads))
 """
 
 
@@ -91,3 +102,8 @@ def test_commands_without_a_model_call_import_no_model_client(
     assert on_loop == [], f"imported on the event loop: {', '.join(on_loop)}"
     # and with the garbage collector paused (gtog._heap: its full passes during the imports)
     assert json.loads(said["collecting"]) == []
+    # the statistics' and the report's imports are made while the calls are awaited, by a
+    # thread of their own, only in the run that calls
+    writers = "gtog-import-writers"
+    assert writers not in json.loads(said["threads before"])
+    assert writers in json.loads(said["threads"])
