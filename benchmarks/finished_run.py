@@ -23,8 +23,9 @@ figures measured under the same load.
 
 gtog's modules run from their cached bytecode (`__pycache__`, as an installed package's
 do; written by the first runs, before the timed ones) unless `--no-bytecode-cache`, which
-keeps PYTHONDONTWRITEBYTECODE as set (a session that sets it compiles gtog's ~90 modules
-from source in every process: ~0.2 s of CPU here).
+removes the checkouts' `gtog/**/__pycache__` and sets PYTHONDONTWRITEBYTECODE, as this
+project's sessions run (gtog's ~90 modules compiled from source in every process: ~0.2 s
+of CPU here; the installed packages keep their bytecode).
 
     python benchmarks/finished_run.py [--questions 5] [--repeats 5] [--importtime]
         [--baseline PATH] [--no-bytecode-cache] [--label after] [--record]
@@ -171,9 +172,15 @@ def run(
     env["PYTHONPATH"] = str(REPO)
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     envs = {"this": env}
     if baseline is not None:
         envs["baseline"] = {**env, "PYTHONPATH": str(baseline.resolve())}
+    if not bytecode:
+        for checkout in envs.values():
+            for cached in Path(checkout["PYTHONPATH"], "gtog").rglob("__pycache__"):
+                shutil.rmtree(cached)
     gtog = [sys.executable, "-m", "gtog"]
     try:
         with ScriptedServer(rules, embedding_dims=384) as server:
