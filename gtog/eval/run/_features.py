@@ -9,7 +9,7 @@ import logging
 from gtog.eval._dataset import QAItem
 from gtog.eval.run._state import EvalRun
 
-__all__ = ["linked_entities"]
+__all__ = ["linked_entities", "read_names"]
 
 logger = logging.getLogger(__name__.replace("._", "."))
 
@@ -28,6 +28,14 @@ async def _read_names(run: EvalRun, key: str) -> frozenset[str] | None:
     except Exception:  # a feature, never a failure: the question is left uncounted
         logger.debug("no entity titles for %s", key, exc_info=True)
     return names
+
+
+async def read_names(run: EvalRun, key: str) -> None:
+    """Read index `key`'s entity titles into `run.entity_names` unless they are there: in
+    the thread that opens the index, beside its tables (`Engines`), so its questions find
+    them read."""
+    if key not in run.entity_names:
+        run.entity_names[key] = await _read_names(run, key)
 
 
 async def _names(run: EvalRun, key: str) -> frozenset[str] | None:

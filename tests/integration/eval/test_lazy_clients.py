@@ -107,3 +107,60 @@ def test_commands_without_a_model_call_import_no_model_client(
     writers = "gtog-import-writers"
     assert writers not in json.loads(said["threads before"])
     assert writers in json.loads(said["threads"])
+
+
+ENGINES = (
+    "lancedb",
+    "graphrag_vectors.lancedb",
+    "gtog.search._builders",
+    *(f"graphrag.query.structured_search.{m}_search" for m in ("local", "basic", "drift")),
+    "graphrag.query.structured_search.global_search",
+)
+
+ANSWERS_ONLY = """
+import json, sys
+from gtog.cli import main
+
+sys.argv = ["gtog", *json.loads(sys.argv[1])]
+try:
+    main()
+finally:
+    print("modules:", json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_head_to_head_run_of_answers_files_builds_no_engine(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """Answers made by other systems, judged head to head (issue 45's run against
+    BenchmarkQED): no index is searched, so no engine, vector store or search is imported."""
+    from tests.integration.eval.test_pairwise import PAIRWISE, reading_judge
+    from tests.support.scripted_server import Rule
+
+    llm_server.rules[:0] = [Rule("pairwise", lambda r: PAIRWISE in r.prompt, reading_judge)]
+    root = make_eval_root(
+        tmp_path, {"lighthouse": example_indexes["lighthouse"]}, methods=("mine", "theirs")
+    )
+    qa = json.loads((root / "qa.json").read_text())
+    for name, answer in (("mine", "Maren Holt keeps it."), ("theirs", "I do not know.")):
+        lines = [json.dumps({"question_id": q["id"], "answer": answer}) for q in qa]
+        (root / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    with (root / "eval_config.yaml").open("a") as f:
+        f.write(
+            "answers: {mine: mine.jsonl, theirs: theirs.jsonl}\nmetrics: []\n"
+            "pairwise: {criteria: [relevance], trials: 1, aa_check: false}\n"
+        )
+    args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "2", "-q"]
+    probe = subprocess.run(
+        [sys.executable, "-c", ANSWERS_ONLY, json.dumps(args)],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert len([e for e in llm_server.chat_log() if e.rule == "pairwise"]) == 2 * 2
+    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
+    modules = set(json.loads(said["modules"]))
+    assert "litellm" in modules  # (the judge's client: the run did call)
+    assert [m for m in ENGINES if m in modules] == []
