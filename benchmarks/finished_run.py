@@ -21,8 +21,14 @@ another checkout's `gtog` (e.g. `git archive <commit>` unpacked in a temp folder
 same finished run, each command alternating with this checkout's, for before/after
 figures measured under the same load.
 
+gtog's modules run from their cached bytecode (`__pycache__`, as an installed package's
+do; written by the first runs, before the timed ones) unless `--no-bytecode-cache`, which
+removes the checkouts' `gtog/**/__pycache__` and sets PYTHONDONTWRITEBYTECODE, as this
+project's sessions run (gtog's ~90 modules compiled from source in every process: ~0.2 s
+of CPU here; the installed packages keep their bytecode).
+
     python benchmarks/finished_run.py [--questions 5] [--repeats 5] [--importtime]
-        [--baseline PATH] [--label after] [--record]
+        [--baseline PATH] [--no-bytecode-cache] [--label after] [--record]
 """
 
 from __future__ import annotations
@@ -102,8 +108,11 @@ def measure(
     cmd: list[str], envs: dict[str, dict[str, str]], repeats: int, server: Any
 ) -> dict[str, Any]:
     """`cmd` run `repeats` times in each environment (this checkout's, the baseline's),
-    alternating: wall and CPU (median, min, max) per environment, the load, and the
-    requests the server saw (none expected)."""
+    alternating, after one untimed run in each (the bytecode cache, the disk cache): wall
+    and CPU (median, min, max) per environment, the load, and the requests the server saw
+    (none expected)."""
+    for env in envs.values():
+        timed(cmd, env)
     server.clear_log()
     load_before = os.getloadavg()
     times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in envs}
@@ -145,7 +154,11 @@ def biggest_imports(cmd: list[str], env: dict[str, str], top: int = 15) -> list[
 
 
 def run(
-    per_index: int, repeats: int, importtime: bool, baseline: Path | None = None
+    per_index: int,
+    repeats: int,
+    importtime: bool,
+    baseline: Path | None = None,
+    bytecode: bool = True,
 ) -> dict[str, Any]:
     from tests.support.projects import subprocess_env
     from tests.support.scripted_server import ScriptedServer
@@ -157,9 +170,17 @@ def run(
     work = Path(tempfile.mkdtemp(prefix="gtog-finished-"))
     env = subprocess_env()
     env["PYTHONPATH"] = str(REPO)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     envs = {"this": env}
     if baseline is not None:
         envs["baseline"] = {**env, "PYTHONPATH": str(baseline.resolve())}
+    if not bytecode:
+        for checkout in envs.values():
+            for cached in Path(checkout["PYTHONPATH"], "gtog").rglob("__pycache__"):
+                shutil.rmtree(cached)
     gtog = [sys.executable, "-m", "gtog"]
     try:
         with ScriptedServer(rules, embedding_dims=384) as server:
@@ -185,6 +206,7 @@ def run(
                 "questions": len(json.loads((root / "qa.json").read_text())),
                 "first_run": {"wall_s": round(first_wall, 2), "cpu_s": round(first_cpu, 2)},
                 "repeats": repeats,
+                "bytecode": "cached" if "PYTHONDONTWRITEBYTECODE" not in env else "not written",
                 "commands": {
                     name: measure(cmd, envs, repeats, server) for name, cmd in commands.items()
                 },
@@ -208,9 +230,16 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=Path, help="another checkout whose gtog is timed alongside"
     )
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE as set (gtog compiled from source each time)",
+    )
     add_record_flag(parser)
     args = parser.parse_args()
-    data = run(args.questions, args.repeats, args.importtime, args.baseline)
+    data = run(
+        args.questions, args.repeats, args.importtime, args.baseline, not args.no_bytecode_cache
+    )
     data["commit"] = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -290,3 +292,24 @@ def test_a_manifest_the_reader_does_not_know_is_read_with_lancedb(tmp_path: Path
     manifest.write_bytes(manifest.read_bytes()[:-3])
     with pytest.raises(_Unread):
         _manifest_dims(cut, "vector")
+
+
+def test_finding_vector_tables_imports_no_lancedb(tmp_path: Path) -> None:
+    """Reading the sizes takes no lancedb import (1 s on 2 cores; a finished run needs the
+    sizes only for its spec): checked in a fresh interpreter."""
+    _lancedb(tmp_path, list(LEGACY_NAMES.values()))
+    probe = (
+        "import sys\n"
+        "from graphrag_vectors import IndexSchema, VectorStoreConfig\n"
+        "from gtog.compat._vectors import LEGACY_SUFFIXES, find_vector_tables\n"
+        "schemas = {e: IndexSchema(index_name=e) for e in LEGACY_SUFFIXES}\n"
+        f"store = VectorStoreConfig(type='lancedb', db_uri={str(tmp_path)!r}, "
+        "index_schema=schemas)\n"
+        "print(sorted({v.dims for v in find_vector_tables(store).values()}))\n"
+        "print('lancedb' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["[8]", "False"]

@@ -1,11 +1,11 @@
 """A command with no model call to make imports no model client (issue 45): a finished run
-re-invoked, `eval report` and `eval diff` never import LiteLLM, the providers' clients,
-graphrag's query engines or lancedb (seconds of imports on 2 cores), the first two not
-scipy either (they compute no statistic), and a run that does call builds its clients
-when the first call is due, their modules imported before the first request (not on the
-event loop, stalling the calls in flight) and with the garbage collector paused (its full
-passes over what they build took seconds); the writing's imports are made while its calls
-are awaited."""
+re-invoked, `eval report`, `eval diff` and `eval --plan` never import LiteLLM, the
+providers' clients, graphrag's query engines or lancedb (seconds of imports on 2 cores),
+the first two not scipy either (they compute no statistic), and a run that does call
+builds its clients when the first call is due, their modules imported before the first
+request (not on the event loop, stalling the calls in flight) and with the garbage
+collector paused (its full passes over what they build took seconds); the writing's
+imports are made while its calls are awaited."""
 
 from __future__ import annotations
 
@@ -56,10 +56,11 @@ def audit(event, args):
             on_loop.append(args[0])
 
 sys.addaudithook(audit)
-for n, argv in enumerate(json.loads(sys.argv[1])):
+argvs = json.loads(sys.argv[1])
+for n, argv in enumerate(argvs):
     if n == 2:  # the finished run and its report are done (no statistic computed)
         print("before diff:", json.dumps(sorted(sys.modules)))
-    if n == 3:  # the commands without a model call are done
+    if n == len(argvs) - 1:  # the commands without a model call are done
         print("modules:", json.dumps(sorted(sys.modules)))
         print("threads before:", json.dumps(threads))
     sys.argv = ["gtog", *argv]
@@ -82,6 +83,7 @@ def test_commands_without_a_model_call_import_no_model_client(
     assert first.returncode == 0, first.stderr
     out = str(root / "results")
     commands = [args, ["eval", "report", out], ["eval", "diff", out, out]]
+    commands.append(["eval", "--root", str(root), "--plan"])
     commands.append([*args, "-o", str(root / "fresh")])  # a run that calls
     # a plain process (the tests' zygote has every client imported already)
     probe = subprocess.run(
