@@ -7,7 +7,9 @@ Exit codes: 0 done; 1 stopped by a fatal error, or every search failed; 2 bad in
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -21,6 +23,7 @@ from gtog.cli._say import error
 from gtog.cli._say import warning as say_warning
 
 if TYPE_CHECKING:
+    from gtog.eval.results._records import MethodRecord, PairRecord
     from gtog.eval.run._state import EvalRun
 
 __all__ = [
@@ -118,7 +121,8 @@ def _check_gates(run: EvalRun, gates: list) -> None:
 def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
     """Run with logs captured and a progress bar; write results; return the exit code."""
     from gtog.cli._progress import run_with_progress
-    from gtog.eval.run._outputs import write_results
+    from gtog.eval.results._records import PairRecord
+    from gtog.eval.run._outputs import import_writers, write_results
     from gtog.eval.run._pairwise import pairs_todo
 
     todo, to_judge, to_compare = run.todo, run.to_judge, pairs_todo(run)
@@ -142,11 +146,30 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
             err.print(note, highlight=False)
     written: list[tuple[Path, Path]] = []
 
-    def write() -> None:
-        if run.done:
-            written.append(write_results(run))
+    def import_ahead() -> None:  # (a failure here is met again, and said, by the writing)
+        with contextlib.suppress(Exception):
+            import_writers()
 
-    code = run_with_progress(run, quiet, err, on_exit=write)
+    # the statistics' and the report's imports (a second of CPU) while calls are awaited:
+    # from the first record that made model calls on (not before: they would slow the
+    # loop's start, the first calls' preparation)
+    ahead = threading.Thread(target=import_ahead, name="gtog-import-writers", daemon=True)
+
+    def landed(record: MethodRecord | PairRecord) -> None:
+        called = isinstance(record, PairRecord) or record.method not in run.answers
+        if ahead.ident is None and (called or record.judgements):
+            ahead.start()
+
+    def write() -> None:
+        if ahead.ident is not None:
+            ahead.join()
+        if run.done:
+            from gtog._heap import gc_paused
+
+            with gc_paused():  # (what is left of those imports, then the writing)
+                written.append(write_results(run))
+
+    code = run_with_progress(run, quiet, err, on_exit=write, on_record=landed)
     if not run.done:  # nothing finished: a failure, unless there was nothing to do (an empty shard)
         return code or (1 if run.pairs else 0)
     from gtog.eval.report._publish import REPORT_NAME
@@ -364,10 +387,13 @@ def eval_command(
         except InputError as exc:
             raise _fail(str(exc), 2) from None
         return
-    from gtog.eval.results._gate import parse_gate
-    from gtog.eval.run._preparation import prepare
-    from gtog.eval.run._shard import parse_shard
-    from gtog.eval.run._state import EvalOptions
+    from gtog._heap import gc_paused
+
+    with gc_paused():  # (seconds of imports: see gtog._heap)
+        from gtog.eval.results._gate import parse_gate
+        from gtog.eval.run._preparation import prepare
+        from gtog.eval.run._shard import parse_shard
+        from gtog.eval.run._state import EvalOptions
 
     try:
         gates = [parse_gate(g) for g in fail_under or []]
@@ -477,8 +503,10 @@ def eval_command(
         from gtog._logs import capture_logs
         from gtog.cli._progress import LOG_NAME
         from gtog.eval.run._preparation import check_vector_sizes
-        from gtog.llm._models import run_sync
+        from gtog.llm._models import import_clients, run_sync
 
+        with gc_paused():  # calls are due: the clients' imports (LiteLLM: seconds), here
+            import_clients()
         try:  # the one check that asks a model: after the servers answer (its log: eval.log)
             with capture_logs(run.output_dir / LOG_NAME, run.redactor):
                 run_sync(check_vector_sizes(run))

@@ -217,10 +217,15 @@ def last_item(record: MethodRecord | PairRecord) -> str:
 
 
 def run_with_progress(
-    run: EvalRun, quiet: bool, console: Console, on_exit: Callable[[], None] | None = None
+    run: EvalRun,
+    quiet: bool,
+    console: Console,
+    on_exit: Callable[[], None] | None = None,
+    on_record: Callable[[MethodRecord | PairRecord], None] | None = None,
 ) -> int:
-    """Run what is left of `run` with its logs captured and a progress bar; `on_exit` runs
-    however it ends. The exit code: 0, 1 (a fatal error or a limit stopped it), 130."""
+    """Run what is left of `run` with its logs captured and a progress bar; `on_record` is
+    told of each record as it lands, `on_exit` runs however it ends. The exit code: 0, 1
+    (a fatal error or a limit stopped it), 130."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gtog._errors import FatalRunError
@@ -261,6 +266,8 @@ def run_with_progress(
                     progress.update(task, advance=1, last=note)
                     if plain:
                         lines.advance(note)
+                    if on_record is not None:
+                        on_record(record)
 
                 run_sync(run_evaluation_async(run, on_record=done, on_scheduled=more))
         except FatalRunError as exc:

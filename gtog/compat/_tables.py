@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas only where a table is read (a finished run reads none)
+    import pandas as pd
 
 __all__ = [
     "QUERY_COLUMNS",
@@ -67,7 +68,7 @@ QUERY_COLUMNS: dict[str, frozenset[str]] = {
 """The columns graphrag 3.3's query code requires of each table (its typed readers and
 `indexer_adapters`); any other column is optional there."""
 
-RawReader = Callable[[str], Awaitable[pd.DataFrame]]
+RawReader = Callable[[str], Awaitable["pd.DataFrame"]]
 """Reads a stored table (by its stored name) as it is on disk."""
 
 
@@ -127,6 +128,8 @@ def _first(ids: Any) -> str | None:
 
 
 async def _document_id(df: pd.DataFrame, read: RawReader) -> pd.DataFrame:
+    import pandas as pd
+
     df = df.copy()
     first = [_first(ids) for ids in df["document_ids"]]
     df["document_id"] = pd.Series(first, index=df.index, dtype=object)  # None stays None

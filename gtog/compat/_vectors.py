@@ -10,10 +10,16 @@ under the prefix the settings name (`vector_store.container_name`, kept from the
 settings), else the one prefix the folder's old tables share. The vector size is taken from
 the table when the settings do not state one. Only LanceDB stores on disk are inspected;
 others are used as configured.
+
+A table's vector size is read from its latest manifest (`_versions/*.manifest`, the Lance
+table format's own description of the table: its schema), without lancedb, whose import
+takes a second on 2 cores and which a run with nothing left to do would import only for
+this; a manifest this reader does not know is read with lancedb, as before.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,8 +69,117 @@ def _stated_size(store: VectorStoreConfig, schema: IndexSchema) -> bool:
     return "vector_size" in store.model_fields_set or schema.vector_size != store.vector_size
 
 
-def _dims(db: object, name: str, field: str) -> int | None:
-    table = db.open_table(name)  # type: ignore[attr-defined]
+class _Unread(Exception):
+    """A manifest this reader does not know (lancedb reads the table instead)."""
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[i]  # IndexError at the end: a cut message
+        i += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise _Unread("varint too long")
+
+
+def _message(buf: bytes) -> Iterator[tuple[int, int | bytes]]:
+    """(field number, value) of each field of a protobuf message: an int (varint) or the
+    bytes of a length-delimited field; fixed-width fields are skipped."""
+    i = 0
+    while i < len(buf):
+        key, i = _varint(buf, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(buf, i)
+            yield number, value
+        elif wire == 2:
+            size, i = _varint(buf, i)
+            if i + size > len(buf):
+                raise _Unread("field past the message end")
+            yield number, buf[i : i + size]
+            i += size
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        else:
+            raise _Unread(f"wire type {wire}")
+    if i != len(buf):
+        raise _Unread("field past the message end")
+
+
+def _latest_manifest(table: Path) -> Path:
+    """The manifest of the table's latest version: `_versions/{version}.manifest` (Lance's
+    V1 naming) or `_versions/{u64::MAX - version:020}.manifest` (V2)."""
+    versions: dict[int, Path] = {}
+    for path in (table / "_versions").glob("*.manifest"):
+        if path.stem.isdigit():  # not `_latest.manifest` (a copy, older Lance) or a detached one
+            n = int(path.stem)
+            versions[(1 << 64) - 1 - n if len(path.stem) == 20 else n] = path
+    if not versions or len({len(p.stem) == 20 for p in versions.values()}) != 1:
+        raise _Unread("no manifest, or both namings")
+    return versions[max(versions)]
+
+
+def _manifest_dims(table: Path, field: str) -> int | None:
+    """The list size of the table's top-level `field` as its latest manifest states it
+    (`fixed_size_list:<type>:<size>`; None: no such field, or not a fixed-size list), read
+    as Lance's table format lays it out: the file ends with the manifest's position (i64)
+    and versions and `LANC`; there a u32 length and the `lance.table.Manifest` message,
+    whose `fields` (1) are `lance.file.Field`s: name (2), parent_id (4; -1 at the top),
+    logical_type (5), extension_name (9), metadata (10)."""
+    buf = _latest_manifest(table).read_bytes()
+    if len(buf) < 20 or buf[-4:] != b"LANC":
+        raise _Unread("no LANC footer")
+    position = int.from_bytes(buf[-16:-8], "little", signed=True)
+    if not 0 <= position <= len(buf) - 20:
+        raise _Unread("manifest position outside the file")
+    size = int.from_bytes(buf[position : position + 4], "little")
+    if position + 4 + size > len(buf) - 16:
+        raise _Unread("manifest past its footer")
+    top = (1 << 64) - 1  # parent_id -1 (an int32 varint): a top-level column
+    found: list[dict[int, int | bytes]] = []
+    tops = 0
+    for number, value in _message(buf[position + 4 : position + 4 + size]):
+        if number != 1 or not isinstance(value, bytes):
+            continue
+        entry = dict(_message(value))
+        tops += entry.get(4, 0) == top
+        if entry.get(2) == field.encode():
+            found.append(entry)
+    if not tops or len(found) > 1 or (found and found[0].get(4, 0) != top):
+        raise _Unread("no top-level fields, or the field twice or nested")
+    if not found:
+        return None  # (as lancedb's schema says: no such column)
+    entry = found[0]
+    if 9 in entry or 10 in entry:  # an extension type: its Arrow type is lancedb's to say
+        raise _Unread("extension type")
+    kind = entry.get(5, b"")
+    if not isinstance(kind, bytes):
+        raise _Unread("logical type not a string")
+    text = kind.decode()
+    if "fixed_size_list" not in text:
+        return None  # (a column of another type has no list size)
+    head, _, size_text = text.rpartition(":")
+    if not head.startswith("fixed_size_list:") or not size_text.isdigit():
+        raise _Unread(f"logical type {text!r}")
+    return int(size_text)
+
+
+def _dims(folder: Path, name: str, field: str, db: list[Any]) -> int | None:
+    """The size of the vectors in `field` of table `name` (None: no such fixed-size
+    vectors): from its manifest, else with lancedb (connected once, kept in `db`)."""
+    try:
+        return _manifest_dims(folder / f"{name}.lance", field)
+    except (_Unread, OSError, IndexError, UnicodeDecodeError):
+        pass
+    if not db:
+        import lancedb
+
+        db.append(lancedb.connect(str(folder)))
+    table = db[0].open_table(name)
     try:
         return int(table.schema.field(field).type.list_size)
     except (KeyError, AttributeError, TypeError):
@@ -113,7 +228,7 @@ def find_vector_tables(store: VectorStoreConfig) -> dict[str, VectorTable]:
     folder = Path(store.db_uri)
     present = {p.name.removesuffix(".lance") for p in folder.glob("*.lance")}
     prefix, ambiguous = old_prefix(store, present)
-    db = None
+    db: list[Any] = []  # lancedb's connection, made only if a manifest is not read
     out = {}
     for embedding, schema in schemas.items():
         name = schema.index_name
@@ -139,11 +254,7 @@ def find_vector_tables(store: VectorStoreConfig) -> dict[str, VectorTable]:
                 embedding, schema, missing=f"no vector table {where} in {folder}"
             )
             continue
-        if db is None:
-            import lancedb
-
-            db = lancedb.connect(str(folder))
-        dims = _dims(db, name, schema.vector_field)
+        dims = _dims(folder, name, schema.vector_field, db)
         missing, sized, fix = None, None, None
         if dims is None:
             missing = f"vector table {name} has no `{schema.vector_field}` vectors"

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from gtog.llm._cache import call_key, rejection
-from gtog.llm._gate import CACHED_MARK, current_calls
+from gtog.llm._runcalls import CACHED_MARK, current_calls
 
 if TYPE_CHECKING:
     from graphrag_llm.config import ModelConfig

@@ -23,51 +23,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
 from graphrag_cache import Cache
 
-from gtog.llm._budget import Budget, refusal, run_budget
-from gtog.llm._cache import CallStore, rejection
+from gtog.llm._budget import refusal
+from gtog.llm._cache import rejection
+from gtog.llm._runcalls import CACHED_MARK, RunCalls, current_calls, model_calls
 
 __all__ = ["CALL_GATE", "CallGate", "RunCalls", "current_calls", "model_calls"]
 
 logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
-
-CACHED_MARK = "gtog_cached"
-"""The field a replayed response carries (True)."""
-
-
-@dataclass
-class RunCalls:
-    """What the model calls of one run share: the cache store (None: off)."""
-
-    store: CallStore | None = None
-    write_errors: int = 0
-
-
-_calls: ContextVar[RunCalls | None] = ContextVar("gtog_run_calls", default=None)
-
-
-@contextmanager
-def model_calls(calls: RunCalls | None, budget: Budget | None = None) -> Iterator[None]:
-    """Route the requests made inside the block through `calls`' cache, and charge them
-    to `budget` (the run's limits)."""
-    token = _calls.set(calls)
-    try:
-        with run_budget(budget):
-            yield
-    finally:
-        _calls.reset(token)
-
-
-def current_calls() -> RunCalls | None:
-    """The current run's call settings, if any."""
-    return _calls.get()
 
 
 async def _blocking(fn: Any, *args: Any) -> Any:
@@ -93,7 +59,7 @@ class CallGate(Cache):
     async def get(self, key: str) -> Any:
         """The stored reply of `key`, marked as replayed; else None (send the request), or
         `LimitReached` when a limit forbids sending it."""
-        calls = _calls.get()
+        calls = current_calls()
         if calls is not None and calls.store is not None:
             value = await _blocking(calls.store.get, key)
             if _replayable(value):
@@ -105,7 +71,7 @@ class CallGate(Cache):
 
     async def set(self, key: str, value: Any, debug_data: dict | None = None) -> None:
         """Keep a reply that came from the provider (a failure to write costs only money)."""
-        calls = _calls.get()
+        calls = current_calls()
         if calls is None or calls.store is None or not _replayable(value):
             return
         try:
@@ -117,7 +83,7 @@ class CallGate(Cache):
 
     async def has(self, key: str) -> bool:
         """True when the current run's store holds `key`."""
-        calls = _calls.get()
+        calls = current_calls()
         if calls is None or calls.store is None:
             return False
         return bool(await _blocking(calls.store.__contains__, key))

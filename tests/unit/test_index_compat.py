@@ -7,6 +7,9 @@ graphrag repository: v2.7.2 (2.x), the v2.0.0 inputs (1.x, `create_final_*`), v0
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +18,13 @@ import pytest
 from graphrag_vectors import IndexSchema, VectorStoreConfig
 
 from gtog.compat._tables import QUERY_COLUMNS, detect_tables
-from gtog.compat._vectors import LEGACY_SUFFIXES, find_vector_tables
+from gtog.compat._vectors import (
+    LEGACY_NAMES,
+    LEGACY_SUFFIXES,
+    _manifest_dims,
+    _Unread,
+    find_vector_tables,
+)
 
 V2 = {
     "communities": "id human_readable_id community level parent children title entity_ids "
@@ -196,3 +205,111 @@ def test_several_prefixes_need_the_settings_container_name(tmp_path: Path) -> No
     assert chosen.missing is None and chosen.legacy == "beta-entity-description"
     nested = _store(tmp_path, default_vector_store={"type": "lancedb", "container_name": "alpha"})
     assert find_vector_tables(nested)["entity_description"].legacy == "alpha-entity-description"
+
+
+def _vector_table(folder: Path, name: str, field: pa.Field, mode: str = "create") -> None:
+    import lancedb
+
+    size = field.type.list_size if hasattr(field.type, "list_size") else 3
+    values = pa.array([[0.5] * size], field.type)
+    data = pa.Table.from_arrays(
+        [pa.array(["a"]), values], schema=pa.schema([("id", pa.string()), field])
+    )
+    lancedb.connect(str(folder)).create_table(name, data=data, mode=mode)
+
+
+def _lancedb_dims(folder: Path, name: str, field: str) -> int | None:
+    import lancedb
+
+    schema = lancedb.connect(str(folder)).open_table(name).schema
+    return getattr(schema.field(field).type, "list_size", None) if field in schema.names else None
+
+
+def test_vector_sizes_are_read_from_the_manifest_as_lancedb_reads_them(tmp_path: Path) -> None:
+    """A table's vector size comes from its latest manifest, without lancedb (issue 45):
+    the same figure as lancedb's schema for every kind of column, after a rewrite, and
+    under Lance's older manifest naming (`_versions/{version}.manifest`)."""
+    fields = {
+        "f32": pa.field("vector", pa.list_(pa.float32(), 8)),
+        "f16": pa.field("vector", pa.list_(pa.float16(), 8)),
+        "f64": pa.field("vector", pa.list_(pa.float64(), 1536)),
+        "ragged": pa.field("weights", pa.list_(pa.float32())),  # no fixed size
+    }
+    for name, field in fields.items():
+        _vector_table(tmp_path, name, field)
+    _vector_table(tmp_path, "rewritten", fields["f32"])
+    _vector_table(
+        tmp_path, "rewritten", pa.field("vector", pa.list_(pa.float32(), 16)), "overwrite"
+    )
+    _vector_table(tmp_path, "v1", fields["f32"])
+    _vector_table(tmp_path, "v1", pa.field("vector", pa.list_(pa.float32(), 32)), "overwrite")
+    versions = tmp_path / "v1.lance" / "_versions"
+    for path in versions.glob("*.manifest"):  # V2's u64::MAX - version -> V1's version
+        path.rename(versions / f"{(1 << 64) - 1 - int(path.stem)}.manifest")
+    assert sorted(p.name for p in versions.glob("*.manifest")) == ["1.manifest", "2.manifest"]
+    seen = {}
+    for name in [*fields, "rewritten", "v1"]:
+        for column in ("vector", "weights", "id", "absent"):
+            read = _manifest_dims(tmp_path / f"{name}.lance", column)
+            assert read == _lancedb_dims(tmp_path, name, column), (name, column)
+            seen[name, column] = read
+    assert seen["f64", "vector"] == 1536 and seen["ragged", "weights"] is None
+    assert seen["rewritten", "vector"] == 16 and seen["v1", "vector"] == 32
+
+
+def test_a_rewritten_vector_table_is_read_at_its_new_size(tmp_path: Path) -> None:
+    """Settings that state no vector size take the table's: a table re-written with other
+    vectors is read at their size (a run's spec records it), without lancedb."""
+    _lancedb(tmp_path, list(LEGACY_NAMES.values()))
+    schemas = {e: IndexSchema(index_name=e) for e in LEGACY_SUFFIXES}
+    store = VectorStoreConfig(type="lancedb", db_uri=str(tmp_path), index_schema=schemas)
+    assert {v.sized for v in find_vector_tables(store).values()} == {8}
+    _vector_table(
+        tmp_path,
+        LEGACY_NAMES["text_unit_text"],
+        pa.field("vector", pa.list_(pa.float32(), 16)),
+        "overwrite",
+    )
+    found = find_vector_tables(store)
+    assert found["text_unit_text"].sized == 16 and found["text_unit_text"].dims == 16
+    assert found["entity_description"].sized == 8
+
+
+def test_a_manifest_the_reader_does_not_know_is_read_with_lancedb(tmp_path: Path) -> None:
+    """A vector column with field metadata (an extension type's, perhaps) is left to
+    lancedb; so is a table whose manifest is cut."""
+    tagged = pa.field("vector", pa.list_(pa.float32(), 8), metadata={"ARROW:extension:name": "x"})
+    _vector_table(tmp_path, LEGACY_NAMES["entity_description"], tagged)
+    with pytest.raises(_Unread):
+        _manifest_dims(tmp_path / f"{LEGACY_NAMES['entity_description']}.lance", "vector")
+    schemas = {"entity_description": IndexSchema(index_name=LEGACY_NAMES["entity_description"])}
+    store = VectorStoreConfig(type="lancedb", db_uri=str(tmp_path), index_schema=schemas)
+    found = find_vector_tables(store)["entity_description"]
+    assert found.dims == 8 and found.missing is None
+    cut = tmp_path / "cut.lance"
+    shutil.copytree(tmp_path / f"{LEGACY_NAMES['entity_description']}.lance", cut)
+    (manifest,) = (cut / "_versions").glob("*.manifest")
+    manifest.write_bytes(manifest.read_bytes()[:-3])
+    with pytest.raises(_Unread):
+        _manifest_dims(cut, "vector")
+
+
+def test_finding_vector_tables_imports_no_lancedb(tmp_path: Path) -> None:
+    """Reading the sizes takes no lancedb import (1 s on 2 cores; a finished run needs the
+    sizes only for its spec): checked in a fresh interpreter."""
+    _lancedb(tmp_path, list(LEGACY_NAMES.values()))
+    probe = (
+        "import sys\n"
+        "from graphrag_vectors import IndexSchema, VectorStoreConfig\n"
+        "from gtog.compat._vectors import LEGACY_SUFFIXES, find_vector_tables\n"
+        "schemas = {e: IndexSchema(index_name=e) for e in LEGACY_SUFFIXES}\n"
+        f"store = VectorStoreConfig(type='lancedb', db_uri={str(tmp_path)!r}, "
+        "index_schema=schemas)\n"
+        "print(sorted({v.dims for v in find_vector_tables(store).values()}))\n"
+        "print('lancedb' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["[8]", "False"]

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from scipy import stats
-
 from gtog.eval.results._records import MethodRecord
 from gtog.eval.results._statistics import cohen_kappa
 
@@ -26,6 +24,8 @@ REFERENCE_METRICS = ("exact_match", "f1", "rouge_l", "answer_similarity", "token
 
 
 def _auc(right: list[float], wrong: list[float]) -> float | None:
+    from scipy import stats
+
     if not right or not wrong:
         return None
     u = stats.mannwhitneyu(right, wrong, alternative="two-sided").statistic

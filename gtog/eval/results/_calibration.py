@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from functools import cache
 from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from gtog.eval.results._labels import Label, LabelKey, current_labels, labellable_metrics
 from gtog.eval.results._records import MethodRecord
@@ -44,7 +44,14 @@ __all__ = [
 
 MIN_LABELS = 10
 """Labels a method needs before its PPI mean is given."""
-Z = float(stats.norm.ppf(0.975))
+
+
+@cache
+def _z() -> float:
+    """The normal quantile of a two-sided 95% interval."""
+    from scipy import stats
+
+    return float(stats.norm.ppf(0.975))
 
 
 def _clip(low: float, high: float) -> list[float]:
@@ -59,7 +66,7 @@ def ppi_mean(
     rectifier = labels - judged_labelled
     mean = float(judged_all.mean() + rectifier.mean())
     se = math.sqrt(judged_all.var() / big_n + rectifier.var() / n)
-    return mean, _clip(mean - Z * se, mean + Z * se), se
+    return mean, _clip(mean - _z() * se, mean + _z() * se), se
 
 
 def ppi_difference(
@@ -67,6 +74,8 @@ def ppi_difference(
 ) -> tuple[float, list[float], float]:
     """(PPI difference a - b, its 95% interval, two-sided p) from the judge's paired
     differences over every question and each method's (label - judge) on its labels."""
+    from scipy import stats
+
     diff = float(paired_judge.mean() + rect_a.mean() - rect_b.mean())
     se = math.sqrt(
         paired_judge.var() / len(paired_judge)
@@ -76,7 +85,7 @@ def ppi_difference(
     p = 1.0 if se == 0 else float(2 * stats.norm.sf(abs(diff) / se))
     if se == 0 and diff != 0:
         p = 0.0
-    return diff, [diff - Z * se, diff + Z * se], p
+    return diff, [diff - _z() * se, diff + _z() * se], p
 
 
 def labels_for_width(
@@ -86,7 +95,7 @@ def labels_for_width(
     (label - judge) and of the judge's verdicts over `answers` answers; None when even
     infinitely many labels cannot (the judge's own term is wider)."""
     half = width / 2
-    room = (half / Z) ** 2 - judge_var / max(answers, 1)
+    room = (half / _z()) ** 2 - judge_var / max(answers, 1)
     if room <= 0:
         return None
     return max(math.ceil(judge_error_var / room), MIN_LABELS)

@@ -34,7 +34,6 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from gtog.eval.results._statistics import CONFIDENCE, N_RESAMPLES, SEED
 
@@ -182,6 +181,8 @@ def effective_n(c: ClusterSums) -> np.ndarray:
 
 def t_quantile(df: np.ndarray | float, confidence: float = CONFIDENCE) -> np.ndarray:
     """Student's t quantile of a two-sided interval on `df` degrees of freedom."""
+    from scipy import stats
+
     return np.asarray(stats.t.ppf(0.5 + confidence / 2, df), dtype=float)
 
 
@@ -280,6 +281,8 @@ def cluster_sign_flip(d: Sequence[float], codes: np.ndarray, k: int, seed: int =
     """Two-sided p-value of a mean paired difference of 0, flipping the sign of whole
     clusters' totals (scipy's paired permutation test over the clusters: exact up to 13
     clusters, else 9,999 seeded resamples); 1 when every difference is 0."""
+    from scipy import stats
+
     x = np.asarray(d, dtype=float)
     if np.all(x == 0):
         return 1.0

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from gtog.eval.results._clustered import MIN_CLUSTERS, cluster_codes
 from gtog.eval.results._statistics import N_RESAMPLES, SEED
@@ -48,6 +47,8 @@ def cochran_q(x: np.ndarray) -> Omnibus:
     Q = (k - 1) (k sum_j C_j^2 - T^2) / (k T - sum_i R_i^2), chi-square on k - 1 df
     (C: methods' totals, R: questions' totals, T: all). p = 1 when no question separates
     the methods."""
+    from scipy import stats
+
     x = np.asarray(x, dtype=float)
     rows = x.sum(axis=1)
     k = x.shape[1]
@@ -58,6 +59,8 @@ def cochran_q(x: np.ndarray) -> Omnibus:
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
+    from scipy import stats
+
     return np.asarray(stats.rankdata(x, axis=1), dtype=float)
 
 
@@ -79,6 +82,8 @@ def _ties(x: np.ndarray) -> float:
 def friedman(x: np.ndarray) -> Omnibus:
     """Friedman's test of an (n questions, k methods) array of graded scores
     (`scipy.stats.friedmanchisquare`); p = 1 when every question ties all methods."""
+    from scipy import stats
+
     x = np.asarray(x, dtype=float)
     k = x.shape[1]
     if np.all(x == x[:, :1]):

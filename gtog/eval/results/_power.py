@@ -50,7 +50,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import optimize, stats
 
 __all__ = [
     "ALPHA",
@@ -76,6 +75,8 @@ POWER = 0.8
 
 def _quantiles(df: float | None) -> tuple[float, float]:
     """(q_a, q_b): Student's t (normal when df is None or infinite)."""
+    from scipy import stats
+
     if df is None or not math.isfinite(df):
         return float(stats.norm.ppf(1 - ALPHA / 2)), float(stats.norm.ppf(POWER))
     return float(stats.t.ppf(1 - ALPHA / 2, df)), float(stats.t.ppf(POWER, df))
@@ -160,6 +161,8 @@ def sign_flip_power(r: float, sizes: tuple[int, ...], icc: float, tests: int = 1
 
 
 def _nct_power(r: float, sizes: tuple[int, ...], icc: float, tests: int) -> float:
+    from scipy import stats
+
     n = np.asarray(sizes, dtype=float)
     var = float(np.sum(n * (1.0 + (n - 1.0) * max(0.0, icc))))
     ncp, df = r * n.sum() / math.sqrt(var), len(sizes) - 1
@@ -172,6 +175,8 @@ def _nct_power(r: float, sizes: tuple[int, ...], icc: float, tests: int) -> floa
 def _standardised(sizes: tuple[int, ...], icc: float, tests: int) -> float | None:
     """The difference, in standard deviations of a question's difference, detected with
     POWER (None: none is, however large)."""
+    from scipy import optimize
+
     simulate = len(sizes) <= SIMULATE_UP_TO
     if simulate:
 
@@ -266,6 +271,8 @@ def mcnemar_power(delta: float, n: int, discordance: float, tests: int = 1) -> f
     """Exact power of the two-sided exact McNemar test at p <= 0.05 / `tests` for `n`
     independent questions, a share `discordance` of them discordant, and a true difference
     `delta` (summed over the discordant count and its split; no simulation)."""
+    from scipy import stats
+
     level = _level(tests)
     d = np.arange(n + 1)
     # the largest c with 2 P(X <= c) <= level, X ~ Bin(D, 1/2): reject at x <= c or x >= D - c
@@ -321,6 +328,8 @@ def detectable_for(
     """`detectable` from the figures it reads: `n` questions, in clusters of `sizes` (None:
     the test is not clustered), the discordance (0/1 scores) or the standard deviation of
     the differences (`spread`), their intra-cluster correlation, the Holm family."""
+    from scipy import optimize
+
     tests = max(1, int(tests))
     after = _after(tests)
     disc = sd = spread

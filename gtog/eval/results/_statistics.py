@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 __all__ = [
     "CONFIDENCE",
@@ -96,6 +95,8 @@ def is_binary(values: Sequence[float]) -> bool:
 
 def wilson_interval(successes: int, n: int, confidence: float = CONFIDENCE) -> Interval:
     """Wilson score interval of a proportion (defined from n = 1 on)."""
+    from scipy import stats
+
     if n < 1:
         return Interval.none("no scored answers")
     ci = stats.binomtest(int(successes), int(n)).proportion_ci(
@@ -107,6 +108,8 @@ def wilson_interval(successes: int, n: int, confidence: float = CONFIDENCE) -> I
 def _bootstrap(
     data: tuple[np.ndarray, ...], statistic: Any, confidence: float, seed: int, paired: bool
 ) -> Interval:
+    from scipy import stats
+
     for method in ("BCa", "percentile"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -131,6 +134,8 @@ def clopper_pearson_bounds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Clopper-Pearson bounds for `x` successes of `n`, elementwise; `x` may be fractional
     (the beta quantiles are defined for any 0 <= x <= n): 0 at x = 0, 1 at x = n."""
+    from scipy import stats
+
     x, n = np.asarray(x, dtype=float), np.asarray(n, dtype=float)
     alpha = 1.0 - confidence
     with np.errstate(all="ignore"):
@@ -169,6 +174,8 @@ def skew_t_bounds(
     t = ((1 + g (y - g / (6 n)))^(1/3) - 1) / (g / 3), gives the bounds
     mean - sd * t(+-q / sqrt(n)). Clipped to [0, 1] (scores are in [0, 1]).
     """
+    from scipy import stats
+
     mean, sd, g = (np.asarray(v, dtype=float) for v in (mean, sd, skew))
     q = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) / math.sqrt(n)
     flat = np.abs(g) < 1e-12
@@ -288,6 +295,8 @@ def paired_comparison(
     seeded paired permutation test of the mean difference (exact up to 13 pairs) and a
     seeded bootstrap interval of the mean difference.
     """
+    from scipy import stats
+
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         raise ValueError("paired scores need the same length")
@@ -337,6 +346,8 @@ def paired_comparison(
 def sign_test(wins_a: int, wins_b: int) -> float:
     """Two-sided sign test of a's and b's decisive wins (exact binomial, p = 0.5); 1 when
     there is no decisive comparison (ties say nothing about which is better)."""
+    from scipy import stats
+
     n = int(wins_a) + int(wins_b)
     return 1.0 if n == 0 else float(stats.binomtest(int(wins_a), n, 0.5).pvalue)
 
@@ -381,6 +392,8 @@ def cohen_kappa(
     The interval is kappa ± z·SE with Cohen's (1960) large-sample standard error
     SE = sqrt(po (1 - po) / (n (1 - pe)^2)), clipped to [-1, 1].
     """
+    from scipy import stats
+
     x, y = np.asarray(labels, dtype=int), np.asarray(ratings, dtype=int)
     n = int(x.size)
     if n == 0:

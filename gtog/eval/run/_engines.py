@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from gtog.eval.run._answers import AnswerBook
+from gtog.eval.run._features import read_names
 from gtog.eval.run._state import EvalRun
 from gtog.search._outcome import SearchEngine
 
@@ -53,6 +54,7 @@ class Engines:
             except Exception as exc:  # recorded per question; the run goes on
                 logger.exception("could not build the %s engine for %s", method, key)
                 out[method] = exc
+        await read_names(self._run, key)  # the routing feature's titles, while here
         project.release()  # the engines hold what they use of the tables
         return out
 

@@ -12,7 +12,13 @@ from gtog.eval.results._spend import cost_context
 from gtog.eval.results._verdict import plural
 from gtog.eval.run._state import EvalRun
 
-__all__ = ["narrowed_by", "requested_summary", "write_outputs", "write_results"]
+__all__ = [
+    "import_writers",
+    "narrowed_by",
+    "requested_summary",
+    "write_outputs",
+    "write_results",
+]
 
 
 def write_outputs(
@@ -54,6 +60,21 @@ def write_outputs(
 
     write_report(output_dir)  # report.html + eval_results.csv, from the files just written
     return detailed, summary_path
+
+
+def import_writers() -> None:
+    """Import what `write_outputs` needs and compile the report's templates (about a second
+    of CPU on 2 cores: the statistics, scipy's among them, and Jinja2's compiling), for a
+    caller to do in a worker thread while its run waits on model calls, so that the writing
+    starts at once when the run ends. Writing does the same by itself when nothing did."""
+    import scipy.stats  # noqa: F401  (the statistics import it where one is computed)
+
+    from gtog.eval.report._html import ENVIRONMENT
+    from gtog.eval.report._publish import write_report  # noqa: F401
+    from gtog.eval.results._views import result_views  # noqa: F401
+
+    for name in ENVIRONMENT.list_templates(extensions=["html"]):
+        ENVIRONMENT.get_template(name)
 
 
 def write_results(run: EvalRun) -> tuple[Path, Path]:

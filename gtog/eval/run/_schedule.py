@@ -4,12 +4,18 @@ The pairs to search run index after index (in the order the dataset names the in
 each index's questions in dataset order). An index's engines are built when its first
 pair starts and released when its last pair is done; with free concurrency the next
 index's pairs start (and its engines are built) while the previous index's last questions
-finish. At most about `concurrency + 1` indexes are loaded at once, whatever the number of
+finish. At most about `concurrency + 2` indexes are loaded at once, whatever the number of
 indexes, and the first answer waits for one index, not all of them.
+
+The next index is opened ahead: once the pairs of an index that have not started are no
+more than the run's concurrency, its successor's engines are built (in the engines'
+thread) while those last pairs run, so its first questions find them built instead of
+all waiting for them at once, with the run's calls stalled meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 
@@ -28,14 +34,20 @@ logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the mo
 class IndexSchedule:
     """The order of a run's pairs, and when each index is opened and released."""
 
-    def __init__(self, run: EvalRun, engines: Engines, pairs: list[Pair]) -> None:
+    def __init__(
+        self, run: EvalRun, engines: Engines, pairs: list[Pair], concurrency: int = 1
+    ) -> None:
         self._run = run
         self._engines = engines
+        self._concurrency = concurrency
         rank = {k: i for i, k in enumerate(dict.fromkeys(q.index_key for q, *_ in pairs))}
         self.pairs = sorted(pairs, key=lambda p: rank[p[0].index_key])
         """The pairs, grouped by index (a stable sort: dataset order within an index)."""
         searched = [(q.index_key, m) for q, m, _ in self.pairs if m not in run.answers]
         self._left = Counter(key for key, _ in searched)
+        self._unstarted = Counter(self._left)
+        self._order = list(self._left)  # the indexes in the order their pairs run
+        self._ahead: dict[str, asyncio.Task[None]] = {}
         self._methods: dict[str, list[str]] = {}
         for key, method in searched:
             if method not in self._methods.setdefault(key, []):
@@ -49,8 +61,31 @@ class IndexSchedule:
     async def engine(self, item: QAItem, method: str) -> SearchEngine | AnswerBook | BaseException:
         """The engine for one pair (its index is opened first if it is not)."""
         if method not in self._run.answers:
-            await self._engines.open(item.index_key, self._methods[item.index_key])
+            key = item.index_key
+            self._unstarted[key] -= 1
+            await self._engines.open(key, self._methods[key])
+            self._open_next(key)
         return self._engines.get(item.index_key, method)
+
+    def _open_next(self, key: str) -> None:
+        """Open the index after `key` once `key`'s pairs still to start fit in the run's
+        concurrency (its last questions are then running, or about to)."""
+        if self._unstarted[key] > self._concurrency:
+            return
+        at = self._order.index(key) + 1
+        if at == len(self._order) or self._order[at] in self._ahead:
+            return
+        following = self._order[at]
+        task = asyncio.get_running_loop().create_task(
+            self._engines.open(following, self._methods[following])
+        )
+        task.add_done_callback(_quiet)  # a failed build is the waiting pair's error
+        self._ahead[following] = task
+
+    def close(self) -> None:
+        """Cancel the openings ahead that no pair waited for (the run is over)."""
+        for task in self._ahead.values():
+            task.cancel()
 
     def done(self, item: QAItem, method: str) -> None:
         """One pair is finished; its index is released after its last one."""
@@ -60,3 +95,8 @@ class IndexSchedule:
         self._left[key] -= 1
         if self._left[key] == 0:
             self._engines.release(key)
+
+
+def _quiet(task: asyncio.Task[None]) -> None:
+    if not task.cancelled():
+        task.exception()

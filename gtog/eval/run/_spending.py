@@ -18,7 +18,7 @@ from gtog._files import write_json_atomic
 from gtog.eval.results._spend import SPEND_NAME
 from gtog.llm._budget import Budget, Limits, pair_budget
 from gtog.llm._cache import CallStore
-from gtog.llm._gate import RunCalls, model_calls
+from gtog.llm._runcalls import RunCalls, model_calls
 
 if TYPE_CHECKING:
     from gtog.eval.results._records import MethodRecord

@@ -21,11 +21,13 @@ from gtog.eval.scoring._base import PairScorer, Scorer
 from gtog.eval.scoring._judges import PromptSet
 
 if TYPE_CHECKING:
+    import asyncio
+
     from gtog._project import Project
     from gtog.llm._ahead import EmbeddingsAhead
     from gtog.llm._budget import Budget
-    from gtog.llm._gate import RunCalls
     from gtog.llm._models import ChatModel
+    from gtog.llm._runcalls import RunCalls
 
 __all__ = ["EvalOptions", "EvalRun", "Pair"]
 
@@ -115,6 +117,8 @@ class EvalRun:
     """Only these question ids are searched, judged and compared (a pilot); None: all."""
     entity_names: dict[str, frozenset[str] | None] = field(default_factory=dict)
     """index key -> its entities' normalised titles (`_features`; None: unreadable)."""
+    entity_reads: dict[str, asyncio.Future[frozenset[str] | None]] = field(default_factory=dict)
+    """index key -> the read of its entity titles under way (`_features`)."""
 
     @property
     def pairs(self) -> list[Pair]:

@@ -1,4 +1,5 @@
-"""A run goes index by index: each index is loaded for its questions and released after.
+"""A run goes index by index: each index is loaded for its questions and released after;
+the next index is opened while the last questions of the one before run.
 
 (Memory and time to first answer over 4/40/200 indexes: benchmarks/many_indexes.py.)
 """
@@ -7,13 +8,16 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.integration.eval.helpers import load_results, make_eval_root, question_of
-from tests.support.projects import gtog
-from tests.support.scripted_server import Fail, Rule, ScriptedServer
+from tests.support.projects import gtog, subprocess_env
+from tests.support.scripted_server import ChatRequest, Fail, Rule, ScriptedServer
 from tests.support.world import EXAMPLE_QA
 
 pytestmark = pytest.mark.integration
@@ -37,12 +41,16 @@ def test_questions_run_index_by_index_and_each_index_is_released(
         INDEX_OF[question_of(e)] for e in llm_server.chat_log() if e.rule == "search:answer"
     ]
     assert searched == ["lighthouse"] * 6 + ["orchard"] * 6, searched
-    assert _events(root / "results" / "eval.log") == [
+    events = _events(root / "results" / "eval.log")
+    # orchard is built ahead, while lighthouse's last question runs: before or after
+    # lighthouse's release, whichever the build's speed makes first
+    assert sorted(events) == [
         ("lighthouse", "built"),
         ("lighthouse", "released"),
         ("orchard", "built"),
         ("orchard", "released"),
-    ]
+    ], events
+    assert events[0] == ("lighthouse", "built") and events[-1] == ("orchard", "released")
     _, summary = load_results(root)
     assert sorted(summary["by_movie"]) == ["lighthouse", "orchard"]
 
@@ -65,17 +73,18 @@ def test_an_index_released_after_its_questions_is_not_rebuilt_on_resume(
     first = gtog(*args, "--max-errors", "1")
     assert first.returncode == 1 and "error budget spent" in first.stderr, first.stderr
     log = root / "results" / "eval.log"
-    assert _events(log) == [
+    events = _events(log)
+    assert sorted(events) == [
         ("lighthouse", "built"),
         ("lighthouse", "released"),
         ("orchard", "built"),
-    ]
+    ], events
 
     llm_server.rules.remove(refuse)
     llm_server.clear_log()
     resumed = gtog(*args, "--resume", "--retry-errors")
     assert resumed.returncode == 0, resumed.stderr
-    later = _events(log)[3:]
+    later = _events(log)[len(events) :]
     assert later == [("orchard", "built"), ("orchard", "released")]  # lighthouse is done
     assert {
         INDEX_OF[question_of(e)] for e in llm_server.chat_log() if e.rule == "search:answer"
@@ -84,3 +93,88 @@ def test_an_index_released_after_its_questions_is_not_rebuilt_on_resume(
     entries = [e for q in detailed["results"] for e in q["methods"].values()]
     assert len(entries) == 8 and all(e.get("error") is None for e in entries)
     assert summary["by_movie"]["lighthouse"] and summary["by_movie"]["orchard"]
+
+
+def test_the_next_index_is_opened_while_the_last_questions_of_one_run(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """lighthouse's last answer is held at the server until eval.log says orchard is built:
+    opened ahead, orchard is built meanwhile; opened only when its first question starts
+    (after lighthouse's last), it never would be and the held answer times out."""
+    root = make_eval_root(tmp_path, example_indexes)
+    log = root / "results" / "eval.log"
+    answer = next(r for r in llm_server.rules if r.name == "search:answer")
+    seen: list[str] = []
+
+    def held(request: ChatRequest) -> object:
+        seen.append(request.last_user)
+        if len(seen) == 6:  # lighthouse's sixth and last (3 questions, local and basic)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if log.is_file() and re.search(r"index orchard: .* built", log.read_text()):
+                    break
+                time.sleep(0.02)
+            else:
+                return Fail(500, "orchard was not built while lighthouse's last answer waited")
+        return answer.reply(request)
+
+    hold = Rule("hold:lighthouse-last", answer.match, held)
+    llm_server.rules.insert(0, hold)
+    try:
+        result = gtog("eval", "--root", str(root), "--limit", "3", "-j", "1", "-q")
+    finally:
+        llm_server.rules.remove(hold)
+    assert result.returncode == 0, result.stderr
+    assert [INDEX_OF[q] for q in seen] == ["lighthouse"] * 6 + ["orchard"] * 6
+    detailed, _ = load_results(root)
+    entries = [e for q in detailed["results"] for e in q["methods"].values()]
+    assert len(entries) == 12 and all(e.get("error") is None for e in entries), entries
+    assert _events(log) == [
+        ("lighthouse", "built"),
+        ("orchard", "built"),
+        ("lighthouse", "released"),
+        ("orchard", "released"),
+    ]
+
+
+OPENS = """
+import sys, threading
+from gtog.cli import main
+
+opened = []  # the table's reads (graphrag's storage reads in a worker thread; the run's
+# hash of the index's files, on the main thread, is not one)
+sys.addaudithook(
+    lambda event, args: opened.append(str(args[0]))
+    if event == "open" and str(args[0]).endswith("entities.parquet")
+    and threading.current_thread() is not threading.main_thread()
+    else None
+)
+sys.argv = ["gtog", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("entities read:", len(opened))
+"""
+
+
+def test_an_index_s_entity_titles_are_read_with_its_engines_once(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """The routing feature's titles (`linked_entities`) come from the entities table the
+    engines' opening reads: once per index, not again by each question starting at once
+    (on the event loop, after the engines released the tables)."""
+    root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
+    args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "4", "-j", "8", "-q"]
+    probe = subprocess.run(
+        [sys.executable, "-c", OPENS, *args],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert "entities read: 1" in probe.stdout, probe.stdout
+    detailed, _ = load_results(root)
+    linked = [e.get("linked_entities") for q in detailed["results"] for e in q["methods"].values()]
+    assert len(linked) == 8 and all(isinstance(n, int) for n in linked), linked

@@ -1,8 +1,11 @@
 """A command with no model call to make imports no model client (issue 45): a finished run
-re-invoked, `eval report` and `eval diff` never import LiteLLM, the providers' clients or
-graphrag's query engines (seconds of imports on 2 cores), and a run that does call builds
-its clients when the first call is due, their modules imported in a worker thread before
-the first request (not on the event loop, stalling the calls in flight)."""
+re-invoked, `eval report`, `eval diff` and `eval --plan` never import LiteLLM, the
+providers' clients, graphrag's query engines or lancedb (seconds of imports on 2 cores),
+the first two not scipy either (they compute no statistic), and a run that does call
+builds its clients when the first call is due, their modules imported before the first
+request (not on the event loop, stalling the calls in flight) and with the garbage
+collector paused (its full passes over what they build took seconds); the writing's
+imports are made while its calls are awaited."""
 
 from __future__ import annotations
 
@@ -19,34 +22,55 @@ from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.integration
 
-HEAVY = ("litellm", "openai", "graphrag_llm.completion", "graphrag.query", "gtog.search._builders")
+HEAVY = (
+    *("litellm", "openai", "graphrag_llm.completion", "graphrag.query", "gtog.search._builders"),
+    "lancedb",  # the vector sizes are read from the tables' manifests
+    "gtog.llm._gate",  # the model-call gate: a graphrag_cache Cache, built with the models
+)
 
 PROBE = """
-import asyncio, json, sys, threading
+import asyncio, gc, json, sys, threading
 from gtog.cli import main
 
 # the clients' big imports (seconds on 2 cores): what graphrag_llm's factories and the
 # openai SDK's first requests import (their small lazy imports aside)
 BIG = {"litellm", "litellm.main", "graphrag_llm.completion", "graphrag_llm.embedding"}
 on_loop = []  # of those, the ones imported by the event loop's thread while it runs
+collecting = []  # of those, the ones imported with the garbage collector on
+threads = []  # the threads started, by name
+start = threading.Thread.start
+
+def started(self):
+    threads.append(self.name)
+    return start(self)
+
+threading.Thread.start = started
 
 def audit(event, args):
     if event != "import" or not (args[0] in BIG or str(args[0]).startswith("openai")):
         return
+    if gc.isenabled():
+        collecting.append(args[0])
     if threading.current_thread() is threading.main_thread():
         if asyncio._get_running_loop() is not None:
             on_loop.append(args[0])
 
 sys.addaudithook(audit)
-for n, argv in enumerate(json.loads(sys.argv[1])):
-    if n == 3:  # the commands without a model call are done
+argvs = json.loads(sys.argv[1])
+for n, argv in enumerate(argvs):
+    if n == 2:  # the finished run and its report are done (no statistic computed)
+        print("before diff:", json.dumps(sorted(sys.modules)))
+    if n == len(argvs) - 1:  # the commands without a model call are done
         print("modules:", json.dumps(sorted(sys.modules)))
+        print("threads before:", json.dumps(threads))
     sys.argv = ["gtog", *argv]
     try:
         main()
     except SystemExit as exc:
         assert not exc.code, (argv, exc.code)
 print("on the loop:", json.dumps(on_loop))
+print("collecting:", json.dumps(collecting))
+print("threads:", json.dumps(threads))
 """
 
 
@@ -59,6 +83,7 @@ def test_commands_without_a_model_call_import_no_model_client(
     assert first.returncode == 0, first.stderr
     out = str(root / "results")
     commands = [args, ["eval", "report", out], ["eval", "diff", out, out]]
+    commands.append(["eval", "--root", str(root), "--plan"])
     commands.append([*args, "-o", str(root / "fresh")])  # a run that calls
     # a plain process (the tests' zygote has every client imported already)
     probe = subprocess.run(
@@ -73,5 +98,71 @@ def test_commands_without_a_model_call_import_no_model_client(
     said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
     modules = set(json.loads(said["modules"]))
     assert [m for m in HEAVY if m in modules] == []
+    # a finished run and the report of one compute no statistic: no scipy (0.5 s) either
+    assert [m for m in ("scipy", "scipy.stats") if m in json.loads(said["before diff"])] == []
     on_loop = json.loads(said["on the loop"])
     assert on_loop == [], f"imported on the event loop: {', '.join(on_loop)}"
+    # and with the garbage collector paused (gtog._heap: its full passes during the imports)
+    assert json.loads(said["collecting"]) == []
+    # the statistics' and the report's imports are made while the calls are awaited, by a
+    # thread of their own, only in the run that calls
+    writers = "gtog-import-writers"
+    assert writers not in json.loads(said["threads before"])
+    assert writers in json.loads(said["threads"])
+
+
+ENGINES = (
+    "lancedb",
+    "graphrag_vectors.lancedb",
+    "gtog.search._builders",
+    *(f"graphrag.query.structured_search.{m}_search" for m in ("local", "basic", "drift")),
+    "graphrag.query.structured_search.global_search",
+)
+
+ANSWERS_ONLY = """
+import json, sys
+from gtog.cli import main
+
+sys.argv = ["gtog", *json.loads(sys.argv[1])]
+try:
+    main()
+finally:
+    print("modules:", json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_head_to_head_run_of_answers_files_builds_no_engine(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """Answers made by other systems, judged head to head (issue 45's run against
+    BenchmarkQED): no index is searched, so no engine, vector store or search is imported."""
+    from tests.integration.eval.test_pairwise import PAIRWISE, reading_judge
+    from tests.support.scripted_server import Rule
+
+    llm_server.rules[:0] = [Rule("pairwise", lambda r: PAIRWISE in r.prompt, reading_judge)]
+    root = make_eval_root(
+        tmp_path, {"lighthouse": example_indexes["lighthouse"]}, methods=("mine", "theirs")
+    )
+    qa = json.loads((root / "qa.json").read_text())
+    for name, answer in (("mine", "Maren Holt keeps it."), ("theirs", "I do not know.")):
+        lines = [json.dumps({"question_id": q["id"], "answer": answer}) for q in qa]
+        (root / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    with (root / "eval_config.yaml").open("a") as f:
+        f.write(
+            "answers: {mine: mine.jsonl, theirs: theirs.jsonl}\nmetrics: []\n"
+            "pairwise: {criteria: [relevance], trials: 1, aa_check: false}\n"
+        )
+    args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "2", "-q"]
+    probe = subprocess.run(
+        [sys.executable, "-c", ANSWERS_ONLY, json.dumps(args)],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert len([e for e in llm_server.chat_log() if e.rule == "pairwise"]) == 2 * 2
+    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
+    modules = set(json.loads(said["modules"]))
+    assert "litellm" in modules  # (the judge's client: the run did call)
+    assert [m for m in ENGINES if m in modules] == []
