@@ -42,6 +42,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -308,7 +309,13 @@ class LogEntry:
     start: float = 0.0
     """When the request arrived (its request line was read; `time.time()`)."""
     end: float = 0.0
-    """When the reply was written (0 until then); `time` is when it was decided."""
+    """When the reply was written, or its writing failed (0 until then); `time` is when it
+    was decided."""
+    reply_id: str = ""
+    """The `id` of an OpenAI-wire chat reply (`chatcmpl-N`, unique per server)."""
+    cut: bool = False
+    """The client hung up before the whole reply was written (a killed `gtog eval`): the
+    write failed. (A reply written whole may still be unread by a client killed after.)"""
     path: str = ""
     """The request's path and query (`/v1/chat/completions`, `...:generateContent`)."""
     auth: str = ""
@@ -350,6 +357,11 @@ class ScriptedServer:
         self.embedding_delay = embedding_delay
         """Seconds to wait before each embeddings reply (a remote endpoint's latency)."""
         self.log: list[LogEntry] = []
+        self.arrived: dict[str, int] = {}
+        """Requests read since the last `clear_log`, by kind (`chat`, `embeddings`): a
+        request is counted as it arrives, logged only once its reply is decided (after
+        `delay`)."""
+        self._replies = itertools.count(1)
         self._epoch = 0.0
         """Requests that started before this time (the last `clear_log`) are not logged."""
         self.faults: Faults | None = None
@@ -414,6 +426,7 @@ class ScriptedServer:
         """
         with self._lock:
             self.log.clear()
+            self.arrived = {}
             self._epoch = time.time()
 
     @property
@@ -465,11 +478,18 @@ class ScriptedServer:
                 return super().parse_request()
 
             def handle_one_request(self) -> None:
-                super().handle_one_request()  # (flushes the reply)
-                entry = getattr(server._request, "entry", None)
-                if entry is not None:
-                    entry.end = time.time()
-                    server._request.entry = None
+                try:
+                    super().handle_one_request()  # (flushes the reply)
+                except ConnectionError:
+                    entry = getattr(server._request, "entry", None)
+                    if entry is not None:
+                        entry.cut = True
+                    raise
+                finally:
+                    entry = getattr(server._request, "entry", None)
+                    if entry is not None:
+                        entry.end = time.time()
+                        server._request.entry = None
 
             def _send_json(
                 self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
@@ -547,6 +567,8 @@ class ScriptedServer:
                     kind = "embeddings" if "mbed" in gemini.group(2) else "chat"
                 else:
                     kind = "chat" if path.endswith("/chat/completions") else "embeddings"
+                with server._lock:
+                    server.arrived[kind] = server.arrived.get(kind, 0) + 1
                 header, key = self._key()
                 server._request.meta = {"path": self.path, "auth": header, "wire": wire}
                 if server.accepts is not None and not server.accepts(key):
@@ -672,7 +694,8 @@ class ScriptedServer:
                 }
                 if not server.report_usage:
                     usage = None
-                ident = f"chatcmpl-{len(server.log)}"
+                ident = f"chatcmpl-{next(server._replies)}"
+                server._request.entry.reply_id = ident
                 model = body.get("model", "scripted")
                 if not request.stream:
                     self._send_json(
