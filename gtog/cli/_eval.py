@@ -503,11 +503,13 @@ def eval_command(
         from gtog._errors import FatalRunError
         from gtog._logs import capture_logs
         from gtog.cli._progress import LOG_NAME
+        from gtog.eval.run._engines import import_engines
         from gtog.eval.run._preparation import check_vector_sizes
         from gtog.llm._models import import_clients, run_sync
 
-        with gc_paused():  # calls are due: the clients' imports (LiteLLM: seconds), here
+        with gc_paused():  # calls are due: the clients' and engines' imports (seconds), here
             import_clients()
+            import_engines(run)
         try:  # the one check that asks a model: after the servers answer (its log: eval.log)
             with capture_logs(run.output_dir / LOG_NAME, run.redactor):
                 run_sync(check_vector_sizes(run))

@@ -20,11 +20,49 @@ from gtog.eval.run._features import read_names
 from gtog.eval.run._state import EvalRun
 from gtog.search._outcome import SearchEngine
 
-__all__ = ["Engines"]
+__all__ = ["Engines", "import_engines"]
 
 logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
 Built = SearchEngine | BaseException
+
+
+_VECTOR_MODULES = {
+    "lancedb": "graphrag_vectors.lancedb",
+    "azure_ai_search": "graphrag_vectors.azure_ai_search",
+    "cosmosdb": "graphrag_vectors.cosmosdb",
+}
+
+
+def engine_modules(run: EvalRun) -> list[str]:
+    """What building the run's engines still to build imports (graphrag's engine factories,
+    the vector stores' clients: LanceDB alone is ~1 s on 2 cores); none when every method
+    left is an answers file or a user's service."""
+    methods = {m for _, m, _ in run.todo}
+    built = [m for m in methods if m not in run.answers and run.run_methods[m].http is None]
+    if not built:
+        return []
+    names = ["gtog.search._builders", "graphrag.query.factory", "graphrag.query.indexer_adapters"]
+    if any((run.run_methods[m].base or m) == "tog" for m in built):
+        names.append("gtog.tog._factory")
+    keys = {q.index_key for q, m, _ in run.todo if m in built}
+    for key in sorted(keys):
+        kind = str(getattr(run.projects[key].config.vector_store, "type", "") or "")
+        module = _VECTOR_MODULES.get(kind)
+        if module is not None and module not in names:
+            names.append(module)
+    return names
+
+
+def import_engines(run: EvalRun) -> None:
+    """Import `engine_modules(run)` (blocking): before the run's first model call, so the
+    first index's opening does not spend the calls' time on them."""
+    import contextlib
+    import importlib
+
+    for name in engine_modules(run):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 class Engines:

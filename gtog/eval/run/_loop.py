@@ -26,7 +26,7 @@ from gtog.eval.results._currency import searched_elsewhere
 from gtog.eval.results._records import MethodRecord, PairRecord, answer_key, compared_epochs
 from gtog.eval.results._spec import CHECKPOINT_NAME
 from gtog.eval.run._checkpoint import Checkpoint
-from gtog.eval.run._engines import Engines
+from gtog.eval.run._engines import Engines, import_engines
 from gtog.eval.run._features import linked_entities
 from gtog.eval.run._guard import Guard, parse_budget
 from gtog.eval.run._manifest import remember
@@ -267,6 +267,7 @@ async def run_evaluation_async(
     try:
         if todo or to_judge:  # calls to make: the clients' imports off the loop, before them
             await loop.run_in_executor(None, import_clients)
+            await loop.run_in_executor(None, import_engines, run)
         with (
             _run_environment(loop, concurrency),
             context_threads(),

@@ -166,3 +166,49 @@ def test_a_head_to_head_run_of_answers_files_builds_no_engine(
     modules = set(json.loads(said["modules"]))
     assert "litellm" in modules  # (the judge's client: the run did call)
     assert [m for m in ENGINES if m in modules] == []
+
+
+BEFORE_CALLS = """
+import json, sys, time
+from gtog.cli import main
+
+LOCAL = "graphrag.query.structured_search.local_search.search"
+imported = {}  # the engines' big modules (by an import statement): when imported
+
+def audit(event, args):
+    if event == "import" and args[0] in ("lancedb", LOCAL):
+        imported.setdefault(args[0], time.time())
+
+sys.addaudithook(audit)
+sys.argv = ["gtog", *json.loads(sys.argv[1])]
+try:
+    main()
+finally:
+    print("imported: [" + json.dumps(imported) + "]")
+"""
+
+
+def test_a_calling_run_imports_its_engines_before_its_first_model_call(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """LanceDB and graphrag's engine factories (~1 s on 2 cores) are imported with the
+    clients, before the run's first request: not by the first index's opening while the
+    first questions' calls wait for it."""
+    root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
+    args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "1", "-q"]
+    llm_server.clear_log()
+    probe = subprocess.run(
+        [sys.executable, "-c", BEFORE_CALLS, json.dumps(args)],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr
+    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
+    [imported] = json.loads(said["imported"])
+    first_request = min(e.start or e.time for e in llm_server.log)
+    local = "graphrag.query.structured_search.local_search.search"
+    assert sorted(imported) == [local, "lancedb"], imported
+    late = {m: round(t - first_request, 3) for m, t in imported.items() if t >= first_request}
+    assert late == {}, f"imported after the first request (s): {late}"
