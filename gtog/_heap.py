@@ -8,17 +8,19 @@ them once more. `gc_paused()` runs a block with the collector off and then freez
 (`gc.freeze`): what the block built is never traversed again, as it is never garbage.
 
 For the process's owner, the command line: a library caller's heap is left as it is (the
-eval loop freezes and restores its own, see `gtog.eval.run._loop`).
+eval loop freezes and restores its own, see `gtog.eval.run._loop`), and so is the heap of a
+caller that runs a command in its own process (a test's CLI runner): `thaw_after` unfreezes
+it when the command ends (the process's exit freezes it again, `gtog.cli.main`).
 """
 
 from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused"]
+__all__ = ["gc_paused", "thaw_after"]
 
 _lock = threading.Lock()
 _depth = 0
@@ -44,3 +46,13 @@ def gc_paused() -> Iterator[None]:
                 gc.freeze()
                 if _was_enabled:
                     gc.enable()
+
+
+def thaw_after() -> Callable[[], None]:
+    """What to call when the command ends: unfreeze the heap if nothing is frozen now (the
+    command's own freezes undone), else nothing (a caller's frozen heap stays frozen)."""
+    return gc.unfreeze if gc.get_freeze_count() == 0 else _nothing
+
+
+def _nothing() -> None:
+    pass

@@ -387,8 +387,9 @@ def eval_command(
         except InputError as exc:
             raise _fail(str(exc), 2) from None
         return
-    from gtog._heap import gc_paused
+    from gtog._heap import gc_paused, thaw_after
 
+    ctx.call_on_close(thaw_after())  # (a caller's heap as it was when the command ends)
     with gc_paused():  # (seconds of imports: see gtog._heap)
         from gtog.eval.results._gate import parse_gate
         from gtog.eval.run._preparation import prepare

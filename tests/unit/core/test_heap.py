@@ -8,7 +8,7 @@ import gc
 
 import pytest
 
-from gtog._heap import gc_paused
+from gtog._heap import gc_paused, thaw_after
 
 
 @pytest.fixture(autouse=True)
@@ -39,3 +39,22 @@ def test_a_collector_that_was_off_stays_off() -> None:
     with gc_paused():
         pass
     assert not gc.isenabled()
+
+
+def test_a_command_s_freezes_are_undone_when_nothing_was_frozen_before() -> None:
+    gc.unfreeze()
+    thaw = thaw_after()  # (as a command starts)
+    with gc_paused():
+        pass
+    assert gc.get_freeze_count() > 0
+    thaw()  # (as it ends)
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_heap_frozen_before_the_command_stays_frozen() -> None:
+    gc.freeze()
+    thaw = thaw_after()
+    with gc_paused():
+        pass
+    thaw()
+    assert gc.get_freeze_count() > 0  # (not unfrozen: objects frozen and since freed aside)
