@@ -446,9 +446,9 @@ def test_twenty_kills_and_resumes_land_every_pair_once(
 ) -> None:
     """... and pay again only for the calls in flight at a kill: the finished calls of a
     killed pair are in the model-call cache, and no run sends a request twice
-    (benchmarks/kill_waste.py: with the cache, this run paid 1.23x an uninterrupted run's
-    requests, 1.09x of them in flight at the kills, the rest replies written in the last
-    ms before a kill and not yet stored; the five-method study, killed mid-reply, 1.087x,
+    (benchmarks/kill_waste.py: with the cache, this run paid 1.31x an uninterrupted run's
+    requests, 1.08x of them in flight at the kills, the rest replies written in the last
+    ms before a kill and not yet stored; the five-method study, killed mid-reply, 1.096x,
     all of it in flight)."""
     import time
 
