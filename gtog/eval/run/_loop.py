@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -347,15 +346,9 @@ async def _compare(
     return pair
 
 
-SWITCH_INTERVAL = 0.0005
-"""Seconds a thread runs before handing Python's lock to one waiting for it, during a run
-(Python's default: 0.005)."""
-
-
 @contextmanager
 def _run_environment(loop: asyncio.AbstractEventLoop, concurrency: int) -> Iterator[None]:
-    """A default executor sized to the run, a frozen heap and a short switch interval; all
-    restored afterwards.
+    """A default executor sized to the run and a frozen heap; both restored afterwards.
 
     LiteLLM prepares every call in the loop's default executor (min(32, cores + 4)
     threads, 6 on 2 cores), where the checkpoint writes also go. The imports, configs and
@@ -363,24 +356,15 @@ def _run_environment(loop: asyncio.AbstractEventLoop, concurrency: int) -> Itera
     otherwise stall every question for a third of a second (the indexes, loaded later, are
     released as the run goes). A caller that froze its heap itself keeps it frozen.
 
-    The event loop gives up Python's lock at every wait for the network; while a context
-    is built in its thread (or LiteLLM prepares a call in the executor), the loop then
-    gets it back only when that thread is made to yield, after the switch interval: with
-    Python's 5 ms, every reply and every request of every question waits up to 5 ms each
-    time a thread holds the lock (the convoy effect). `SWITCH_INTERVAL` makes that wait
-    short; the threads' own work is slowed by a few microseconds per switch.
     """
     pool = ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="gtog-eval")
     freeze = gc.get_freeze_count() == 0
     if freeze:
         gc.freeze()
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
     try:
         with swapped_default_executor(loop, pool):
             yield
     finally:
-        sys.setswitchinterval(interval)
         if freeze:
             gc.unfreeze()
         pool.shutdown(wait=False)
