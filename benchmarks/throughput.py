@@ -378,6 +378,11 @@ def main() -> None:
         else:
             shutil.rmtree(work, ignore_errors=True)
 
+    floor = next((r for r in rows if r["method"] == "floor: graphrag_llm"), None)
+    for row in rows:  # the figure: calls in flight as a share of the client's floor
+        if floor is not None and not row["method"].startswith("floor"):
+            row["floor_share"] = round(row["in_flight"] / floor["in_flight"], 3)
+            print(f"{row['method']} ({row['cache']}): {100 * row['floor_share']:.0f}% of the floor")
     head = (
         args.commit
         or subprocess.run(
