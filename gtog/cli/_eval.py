@@ -150,14 +150,17 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
         with contextlib.suppress(Exception):
             import_writers()
 
-    # the statistics' and the report's imports (a second of CPU) while calls are awaited:
-    # from the first record that made model calls on (not before: they would slow the
-    # loop's start, the first calls' preparation)
+    # the statistics' and the report's imports (a second of CPU) while the last calls are
+    # awaited: once what is left fits in one round of the run's concurrency (a record that
+    # made model calls landed). Not earlier: competing for Python's lock with the questions'
+    # context building and calls, they cut the calls in flight by a sixth in a 200-pair run
+    # (local, -j 16: 10.5-10.8 against 12.5-12.8 without them).
     ahead = threading.Thread(target=import_ahead, name="gtog-import-writers", daemon=True)
+    concurrency = run.options.concurrency or run.config.concurrency
 
-    def landed(record: MethodRecord | PairRecord) -> None:
+    def landed(record: MethodRecord | PairRecord, left: int) -> None:
         called = isinstance(record, PairRecord) or record.method not in run.answers
-        if ahead.ident is None and (called or record.judgements):
+        if ahead.ident is None and (called or record.judgements) and left <= concurrency:
             ahead.start()
 
     def write() -> None:

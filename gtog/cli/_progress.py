@@ -221,10 +221,11 @@ def run_with_progress(
     quiet: bool,
     console: Console,
     on_exit: Callable[[], None] | None = None,
-    on_record: Callable[[MethodRecord | PairRecord], None] | None = None,
+    on_record: Callable[[MethodRecord | PairRecord, int], None] | None = None,
 ) -> int:
     """Run what is left of `run` with its logs captured and a progress bar; `on_record` is
-    told of each record as it lands, `on_exit` runs however it ends. The exit code: 0, 1
+    told of each record as it lands, with how many records are still to land (comparisons
+    are counted as they are scheduled), `on_exit` runs however it ends. The exit code: 0, 1
     (a fatal error or a limit stopped it), 130."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -261,13 +262,16 @@ def run_with_progress(
                     lines.add(n)
                     progress.update(task, total=lines.total)
 
+                landed = [0]
+
                 def done(record: MethodRecord | PairRecord) -> None:
                     note = last_item(record)
                     progress.update(task, advance=1, last=note)
                     if plain:
                         lines.advance(note)
+                    landed[0] += 1
                     if on_record is not None:
-                        on_record(record)
+                        on_record(record, lines.total - landed[0])
 
                 run_sync(run_evaluation_async(run, on_record=done, on_scheduled=more))
         except FatalRunError as exc:

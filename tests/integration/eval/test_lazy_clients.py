@@ -212,3 +212,47 @@ def test_a_calling_run_imports_its_engines_before_its_first_model_call(
     assert sorted(imported) == [local, "lancedb"], imported
     late = {m: round(t - first_request, 3) for m, t in imported.items() if t >= first_request}
     assert late == {}, f"imported after the first request (s): {late}"
+
+
+LAST_ROUND = """
+import json, sys, threading
+from pathlib import Path
+from gtog.cli import main
+
+checkpoint = Path(sys.argv[2])
+landed = []  # records in the checkpoint when the writers' imports began
+
+def audit(event, args):
+    if event == "import" and threading.current_thread().name == "gtog-import-writers":
+        if not landed:
+            lines = checkpoint.read_bytes().splitlines()[1:] if checkpoint.is_file() else []
+            landed.append(len(lines))
+
+sys.addaudithook(audit)
+sys.argv = ["gtog", *json.loads(sys.argv[1])]
+try:
+    main()
+finally:
+    print("landed: " + json.dumps(landed))
+"""
+
+
+def test_the_writers_are_imported_during_the_run_s_last_round_only(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """The statistics' and the report's imports (a second of CPU) start once what is left
+    fits in one round of the concurrency: earlier, they slow every question's calls."""
+    root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
+    args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "5", "-j", "2", "-q"]
+    checkpoint = root / "results" / "eval_checkpoint.jsonl"
+    probe = subprocess.run(
+        [sys.executable, "-c", LAST_ROUND, json.dumps(args), str(checkpoint)],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr
+    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
+    [landed] = json.loads(said["landed"])  # the 10 pairs (5 questions, local and basic)
+    assert landed >= 10 - 2, f"the writers' imports began with {landed} of 10 records in"
