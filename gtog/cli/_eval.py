@@ -147,7 +147,9 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
     written: list[tuple[Path, Path]] = []
 
     def import_ahead() -> None:  # (a failure here is met again, and said, by the writing)
-        with contextlib.suppress(Exception):
+        from gtog._heap import gc_paused
+
+        with contextlib.suppress(Exception), gc_paused():  # (no full passes over scipy's)
             import_writers()
 
     # the statistics' and the report's imports (a second of CPU) while the last calls are
