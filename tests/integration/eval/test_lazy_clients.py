@@ -74,6 +74,21 @@ print("threads:", json.dumps(threads))
 """
 
 
+def _probe(code: str, *argv: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """Run `code` in a plain process (the tests' zygote has every client imported already);
+    the process and what it said (its `name: [json]` lines)."""
+    probe = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr
+    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
+    return probe, said
+
+
 def test_commands_without_a_model_call_import_no_model_client(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -85,17 +100,9 @@ def test_commands_without_a_model_call_import_no_model_client(
     commands = [args, ["eval", "report", out], ["eval", "diff", out, out]]
     commands.append(["eval", "--root", str(root), "--plan"])
     commands.append([*args, "-o", str(root / "fresh")])  # a run that calls
-    # a plain process (the tests' zygote has every client imported already)
-    probe = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(commands)],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert probe.returncode == 0, probe.stderr
+
+    probe, said = _probe(PROBE, json.dumps(commands))
     assert "nothing to run" in probe.stderr
-    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
     modules = set(json.loads(said["modules"]))
     assert [m for m in HEAVY if m in modules] == []
     # a finished run and the report of one compute no statistic: no scipy (0.5 s) either
@@ -153,16 +160,8 @@ def test_a_head_to_head_run_of_answers_files_builds_no_engine(
             "pairwise: {criteria: [relevance], trials: 1, aa_check: false}\n"
         )
     args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "2", "-q"]
-    probe = subprocess.run(
-        [sys.executable, "-c", ANSWERS_ONLY, json.dumps(args)],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert probe.returncode == 0, probe.stderr
+    _, said = _probe(ANSWERS_ONLY, json.dumps(args))
     assert len([e for e in llm_server.chat_log() if e.rule == "pairwise"]) == 2 * 2
-    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
     modules = set(json.loads(said["modules"]))
     assert "litellm" in modules  # (the judge's client: the run did call)
     assert [m for m in ENGINES if m in modules] == []
@@ -197,15 +196,7 @@ def test_a_calling_run_imports_its_engines_before_its_first_model_call(
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
     args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "1", "-q"]
     llm_server.clear_log()
-    probe = subprocess.run(
-        [sys.executable, "-c", BEFORE_CALLS, json.dumps(args)],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert probe.returncode == 0, probe.stderr
-    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
+    _, said = _probe(BEFORE_CALLS, json.dumps(args))
     [imported] = json.loads(said["imported"])
     first_request = min(e.start or e.time for e in llm_server.log)
     local = "graphrag.query.structured_search.local_search.search"
@@ -245,14 +236,6 @@ def test_the_writers_are_imported_during_the_run_s_last_round_only(
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
     args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "5", "-j", "2", "-q"]
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
-    probe = subprocess.run(
-        [sys.executable, "-c", LAST_ROUND, json.dumps(args), str(checkpoint)],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert probe.returncode == 0, probe.stderr
-    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
+    _, said = _probe(LAST_ROUND, json.dumps(args), str(checkpoint))
     [landed] = json.loads(said["landed"])  # the 10 pairs (5 questions, local and basic)
     assert landed >= 10 - 2, f"the writers' imports began with {landed} of 10 records in"
