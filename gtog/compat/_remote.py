@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -69,16 +70,28 @@ def _blob_service(storage: Any) -> Any:
     )
 
 
-def _cosmos_database(storage: Any) -> Any:
+def _cosmos_client(storage: Any) -> Any:
     from azure.cosmos import CosmosClient
 
     if storage.connection_string:
-        client = CosmosClient.from_connection_string(storage.connection_string)
-    else:
-        from azure.identity import DefaultAzureCredential
+        return CosmosClient.from_connection_string(storage.connection_string)
+    from azure.identity import DefaultAzureCredential
 
-        client = CosmosClient(url=storage.account_url, credential=DefaultAzureCredential())
-    return client.get_database_client(storage.database_name)
+    return CosmosClient(url=storage.account_url, credential=DefaultAzureCredential())
+
+
+def _quiet_emulator(where: str) -> None:
+    """The azure-cosmos SDK does not verify a local emulator's certificate (its own rule,
+    for localhost): urllib3's warning on each such request, some made by the SDK's own
+    endpoint-refresh thread at any time, is then noise on the terminal. Other hosts keep it."""
+    from urllib.parse import urlsplit
+
+    match = re.search(r"AccountEndpoint=([^;]+)", where, flags=re.IGNORECASE)
+    host = urlsplit(match.group(1) if match else where).hostname or ""
+    if host in ("localhost", "127.0.0.1", "::1"):
+        from urllib3.exceptions import InsecureRequestWarning
+
+        warnings.filterwarnings("ignore", category=InsecureRequestWarning)
 
 
 def check_remote_output(config: GraphRagConfig, root: Path) -> None:
@@ -89,6 +102,8 @@ def check_remote_output(config: GraphRagConfig, root: Path) -> None:
     if kind not in REMOTE_TYPES:
         return
     where = remote_label(storage)
+    if kind != "blob":  # (outside the block below, which would undo it on leaving)
+        _quiet_emulator(storage.connection_string or storage.account_url or "")
     try:
         with warnings.catch_warnings():  # (urllib3's on a local emulator's TLS: not ours)
             warnings.simplefilter("ignore")
@@ -115,14 +130,17 @@ def _check(storage: Any, kind: str, where: str, root: Path) -> None:
     else:
         from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
-        database = _cosmos_database(storage)
-        try:
-            database.get_container_client(storage.container_name).read()
-        except CosmosResourceNotFoundError:
-            raise InputError(
-                f"{root}: output_storage: {where} not found (gtog reads indexes where "
-                "they are and creates nothing; check database_name and container_name)"
-            ) from None
+        # closed here, inside the caller's warnings block: its endpoint-refresh thread's
+        # requests otherwise go on after it (urllib3's warning on an emulator's TLS, at times)
+        with _cosmos_client(storage) as client:
+            database = client.get_database_client(storage.database_name)
+            try:
+                database.get_container_client(storage.container_name).read()
+            except CosmosResourceNotFoundError:
+                raise InputError(
+                    f"{root}: output_storage: {where} not found (gtog reads indexes where "
+                    "they are and creates nothing; check database_name and container_name)"
+                ) from None
 
 
 def check_remote_index(config: GraphRagConfig, root: Path) -> None:

@@ -188,7 +188,7 @@ async def run_evaluation_async(
 
     def land(record: MethodRecord | PairRecord) -> None:
         checkpoint.append(record)
-        save_spend(run)
+        save_spend(run, changed=True)
         if isinstance(record, MethodRecord):
             remember(run, record)  # what the cache now holds of it, for estimates
 

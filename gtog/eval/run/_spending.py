@@ -8,6 +8,7 @@ a run stopped at its limit goes on only with a raised one. Each shard has its ow
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -166,10 +167,23 @@ def spent_figures(budget: Budget) -> dict[str, Any]:
     }
 
 
-def save_spend(run: EvalRun) -> None:
-    """Write `OUTPUT/spend.json` (blocking: call it off the event loop)."""
-    if run.budget is not None:
-        write_json_atomic(run.output_dir / SPEND_NAME, spent_figures(run.budget))
+def save_spend(run: EvalRun, *, changed: bool = False) -> None:
+    """Write `OUTPUT/spend.json` (blocking: call it off the event loop); with `changed`,
+    only when what was spent or replayed changed since the last write (a record that
+    made no call, an answers file's, does not rewrite and fsync it; the elapsed time it
+    also holds is written with the next call's record and when the run ends)."""
+    if run.budget is None:
+        return
+    with _writing:  # (records land in several threads at once)
+        figures = spent_figures(run.budget)
+        spent = tuple(v for k, v in figures.items() if k != "seconds")
+        if changed and spent == run.spend_written:
+            return
+        write_json_atomic(run.output_dir / SPEND_NAME, figures)
+        run.spend_written = spent
+
+
+_writing = threading.Lock()
 
 
 @contextmanager

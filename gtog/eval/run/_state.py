@@ -115,6 +115,8 @@ class EvalRun:
     """What the run has sent to providers, against its limits (`open_spending`)."""
     subset: set[str] | None = None
     """Only these question ids are searched, judged and compared (a pilot); None: all."""
+    spend_written: tuple[Any, ...] | None = None
+    """spend.json's figures as last written (its elapsed time aside; `save_spend`)."""
     entity_names: dict[str, frozenset[str] | None] = field(default_factory=dict)
     """index key -> its entities' normalised titles (`_features`; None: unreadable)."""
     entity_reads: dict[str, asyncio.Future[frozenset[str] | None]] = field(default_factory=dict)

@@ -127,14 +127,21 @@ ENGINES = (
 )
 
 ANSWERS_ONLY = """
-import json, sys
+import json, os, sys
 from gtog.cli import main
 
+spend_writes = []  # spend.json written (its temporary files, renamed into place)
+sys.addaudithook(
+    lambda event, args: spend_writes.append(1)
+    if event == "open" and os.path.basename(str(args[0])).startswith(".spend.json.")
+    else None
+)
 sys.argv = ["gtog", *json.loads(sys.argv[1])]
 try:
     main()
 finally:
     print("modules:", json.dumps(sorted(sys.modules)))
+    print("spend writes: [" + str(len(spend_writes)) + "]")
 """
 
 
@@ -165,6 +172,11 @@ def test_a_head_to_head_run_of_answers_files_builds_no_engine(
     modules = set(json.loads(said["modules"]))
     assert "litellm" in modules  # (the judge's client: the run did call)
     assert [m for m in ENGINES if m in modules] == []
+    # spend.json is written once at the start, when what was spent changed (at most once
+    # per comparison: 2) and at the end, not for each of the 4 answers read from the files
+    # (7 writes before)
+    [writes] = json.loads(said["spend writes"])
+    assert 2 <= writes <= 1 + 2 + 1, writes
 
 
 BEFORE_CALLS = """
