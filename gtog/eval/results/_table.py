@@ -304,15 +304,16 @@ def summary_table(summary: dict[str, Any], metrics: list[str], width: int = 80) 
         parts.append(Text(status, style="bold yellow"))
     for note in (summary.get("metadata") or {}).get("notes") or []:
         parts.append(Text(note, style="yellow"))
-    parts.append(Text("gtog eval: scores", style="bold"))
-    parts.append(_scores(summary, metrics, width))
-    parts.append(
-        Text(
-            f"{_question_note(summary, metrics)}; [95% interval]; * differs from the best "
-            f"method (paired test, Holm p < {ALPHA:g}).",
-            style="dim",
+    if metrics:  # (a run of head-to-head judging alone scores no answer)
+        parts.append(Text("gtog eval: scores", style="bold"))
+        parts.append(_scores(summary, metrics, width))
+        parts.append(
+            Text(
+                f"{_question_note(summary, metrics)}; [95% interval]; * differs from the best "
+                f"method (paired test, Holm p < {ALPHA:g}).",
+                style="dim",
+            )
         )
-    )
     parts += [*repeat_parts(summary), *panel_parts(summary)]
     claims = assertion_line(summary)
     if claims is not None:

@@ -83,3 +83,14 @@ def test_the_table_the_csv_and_the_report_show_unknown_not_zero() -> None:
     assert point.unstated("llm_calls") == "stated by 1 of 3"
     html = render_page(data)
     assert html.count("unknown (stated by 1 of 3)") == 4  # tokens, seconds, calls, USD
+
+
+def test_a_run_without_metrics_prints_no_empty_scores_table() -> None:
+    """Head-to-head judging alone (`metrics: []`): no scores table of n = 0 questions; the
+    cost table stays."""
+    summary = summarize(RECORDS, METHODS, [])
+    console = Console(width=100, record=True, color_system=None)
+    console.print(summary_table(summary, []))
+    text = console.export_text()
+    assert "scores" not in text and "Mean over" not in text, text
+    assert "cost per answer" in text
