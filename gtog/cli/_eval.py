@@ -158,11 +158,10 @@ def _execute(run: EvalRun, quiet: bool, gates: list | None = None) -> int:
     # context building and calls, they cut the calls in flight by a sixth in a 200-pair run
     # (local, -j 16: 10.5-10.8 against 12.5-12.8 without them).
     ahead = threading.Thread(target=import_ahead, name="gtog-import-writers", daemon=True)
-    concurrency = run.options.concurrency or run.config.concurrency
 
     def landed(record: MethodRecord | PairRecord, left: int) -> None:
         called = isinstance(record, PairRecord) or record.method not in run.answers
-        if ahead.ident is None and (called or record.judgements) and left <= concurrency:
+        if ahead.ident is None and (called or record.judgements) and left <= run.concurrency:
             ahead.start()
 
     def write() -> None:

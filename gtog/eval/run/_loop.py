@@ -158,7 +158,7 @@ async def run_evaluation_async(
     else:
         checkpoint = Checkpoint.create(path, run.spec)
     engines = Engines(run)
-    concurrency = run.options.concurrency or run.config.concurrency
+    concurrency = run.concurrency
     limit = asyncio.Semaphore(concurrency)
     loop = asyncio.get_running_loop()
     todo, to_judge = run.todo, run.to_judge

@@ -123,6 +123,11 @@ class EvalRun:
     """index key -> the read of its entity titles under way (`_features`)."""
 
     @property
+    def concurrency(self) -> int:
+        """Questions in flight at once: `--concurrency`, else the config's."""
+        return self.options.concurrency or self.config.concurrency
+
+    @property
     def pairs(self) -> list[Pair]:
         """Every (question, method, epoch) of this run (of its shard's questions, if
         sharded): `epochs` answers per (question, method), a question's together."""
