@@ -46,6 +46,7 @@ is 1 + (m - 1) rho.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -171,6 +172,17 @@ def _nct_power(r: float, sizes: tuple[int, ...], icc: float, tests: int) -> floa
     return power if math.isfinite(power) else float(ncp > q)  # scipy's nct: NaN far out
 
 
+def _bisect(power: Callable[[float], float], low: float, high: float, tolerance: float) -> float:
+    """The smallest difference in [low, high] whose (simulated, noisy) `power` reaches
+    POWER, halving at most 30 times, to within `tolerance` of it; `high` has that power."""
+    for _ in range(30):
+        mid = (low + high) / 2
+        low, high = (mid, high) if power(mid) < POWER else (low, mid)
+        if high - low < tolerance * high:
+            break
+    return high
+
+
 @lru_cache(maxsize=1024)
 def _standardised(sizes: tuple[int, ...], icc: float, tests: int) -> float | None:
     """The difference, in standard deviations of a question's difference, detected with
@@ -195,12 +207,7 @@ def _standardised(sizes: tuple[int, ...], icc: float, tests: int) -> float | Non
     low = 0.0
     if not simulate:
         return float(optimize.brentq(lambda r: power(r) - POWER, low, high, xtol=1e-6))
-    for _ in range(30):
-        mid = (low + high) / 2
-        low, high = (mid, high) if power(mid) < POWER else (low, mid)
-        if high - low < 5e-3 * high:
-            break
-    return high
+    return _bisect(power, low, high, 5e-3)
 
 
 def _flipped_sums(totals: np.ndarray, tests: int) -> np.ndarray:
@@ -258,13 +265,7 @@ def _binary_delta(sizes: tuple[int, ...], disc: float, icc: float, tests: int) -
 
     if power(disc) < POWER:
         return None
-    low, high = 0.0, disc
-    for _ in range(30):
-        mid = (low + high) / 2
-        low, high = (mid, high) if power(mid) < POWER else (low, mid)
-        if high - low < 1e-2 * high:
-            break
-    return high
+    return _bisect(power, 0.0, disc, 1e-2)
 
 
 def mcnemar_power(delta: float, n: int, discordance: float, tests: int = 1) -> float:
