@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from tests.support.projects import start_gtog
+from tests.support.projects import start_gtog, subprocess_env
 from tests.support.scripted_server import LogEntry
 from tests.support.world import EXAMPLE_QA
 
@@ -85,3 +87,18 @@ def search_method(entry: LogEntry) -> str | None:
 def question_of(entry: LogEntry) -> str:
     """The user question of a search request."""
     return entry.request["messages"][-1]["content"]
+
+
+def run_probe(code: str, *argv: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """Run `code` in a plain process (the tests' zygote has every client imported already);
+    the process and what it said (its `name: [json]` lines)."""
+    probe = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr
+    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
+    return probe, said

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.integration.eval.helpers import load_results, make_eval_root, question_of
-from tests.support.projects import gtog, subprocess_env
+from tests.integration.eval.helpers import load_results, make_eval_root, question_of, run_probe
+from tests.support.projects import gtog
 from tests.support.scripted_server import ChatRequest, Fail, Rule, ScriptedServer
 from tests.support.world import EXAMPLE_QA
 
@@ -166,14 +164,7 @@ def test_an_index_s_entity_titles_are_read_with_its_engines_once(
     (on the event loop, after the engines released the tables)."""
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
     args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "4", "-j", "8", "-q"]
-    probe = subprocess.run(
-        [sys.executable, "-c", OPENS, *args],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert probe.returncode == 0, probe.stderr
+    probe, _ = run_probe(OPENS, *args)
     assert "entities read: 1" in probe.stdout, probe.stdout
     detailed, _ = load_results(root)
     linked = [e.get("linked_entities") for q in detailed["results"] for e in q["methods"].values()]

@@ -10,14 +10,12 @@ imports are made while its calls are awaited."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.integration.eval.helpers import make_eval_root
-from tests.support.projects import gtog, subprocess_env
+from tests.integration.eval.helpers import make_eval_root, run_probe
+from tests.support.projects import gtog
 from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.integration
@@ -74,21 +72,6 @@ print("threads:", json.dumps(threads))
 """
 
 
-def _probe(code: str, *argv: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
-    """Run `code` in a plain process (the tests' zygote has every client imported already);
-    the process and what it said (its `name: [json]` lines)."""
-    probe = subprocess.run(
-        [sys.executable, "-c", code, *argv],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert probe.returncode == 0, probe.stderr
-    said = dict(line.split(": ", 1) for line in probe.stdout.splitlines() if ": [" in line)
-    return probe, said
-
-
 def test_commands_without_a_model_call_import_no_model_client(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -101,7 +84,7 @@ def test_commands_without_a_model_call_import_no_model_client(
     commands.append(["eval", "--root", str(root), "--plan"])
     commands.append([*args, "-o", str(root / "fresh")])  # a run that calls
 
-    probe, said = _probe(PROBE, json.dumps(commands))
+    probe, said = run_probe(PROBE, json.dumps(commands))
     assert "nothing to run" in probe.stderr
     modules = set(json.loads(said["modules"]))
     assert [m for m in HEAVY if m in modules] == []
@@ -167,7 +150,7 @@ def test_a_head_to_head_run_of_answers_files_builds_no_engine(
             "pairwise: {criteria: [relevance], trials: 1, aa_check: false}\n"
         )
     args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "2", "-q"]
-    _, said = _probe(ANSWERS_ONLY, json.dumps(args))
+    _, said = run_probe(ANSWERS_ONLY, json.dumps(args))
     assert len([e for e in llm_server.chat_log() if e.rule == "pairwise"]) == 2 * 2
     modules = set(json.loads(said["modules"]))
     assert "litellm" in modules  # (the judge's client: the run did call)
@@ -208,7 +191,7 @@ def test_a_calling_run_imports_its_engines_before_its_first_model_call(
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
     args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "1", "-q"]
     llm_server.clear_log()
-    _, said = _probe(BEFORE_CALLS, json.dumps(args))
+    _, said = run_probe(BEFORE_CALLS, json.dumps(args))
     [imported] = json.loads(said["imported"])
     first_request = min(e.start or e.time for e in llm_server.log)
     local = "graphrag.query.structured_search.local_search.search"
@@ -248,6 +231,6 @@ def test_the_writers_are_imported_during_the_run_s_last_round_only(
     root = make_eval_root(tmp_path, {"lighthouse": example_indexes["lighthouse"]})
     args = ["eval", "--root", str(root), "-k", "lighthouse", "--limit", "5", "-j", "2", "-q"]
     checkpoint = root / "results" / "eval_checkpoint.jsonl"
-    _, said = _probe(LAST_ROUND, json.dumps(args), str(checkpoint))
+    _, said = run_probe(LAST_ROUND, json.dumps(args), str(checkpoint))
     [landed] = json.loads(said["landed"])  # the 10 pairs (5 questions, local and basic)
     assert landed >= 10 - 2, f"the writers' imports began with {landed} of 10 records in"
