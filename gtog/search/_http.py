@@ -62,6 +62,19 @@ from gtog._dotted import MISSING, context_text, pick
 from gtog._errors import describe_exception
 from gtog._redact import Redactor
 from gtog.search._endpoints import HEADER_PLACEHOLDERS, HttpEndpoint
+from gtog.search._http_errors import (
+    NOT_RETRIED,
+    APIConnectionError,
+    BadReply,
+    EndpointError,
+    EndpointStatusError,
+    EndpointTimeout,
+    RateLimitError,
+    RedirectRefused,
+    ReplyTooLarge,
+    Retryable,
+    ServiceUnavailableError,
+)
 from gtog.search._outcome import current_question_id
 
 if TYPE_CHECKING:
@@ -102,76 +115,6 @@ class HttpResult(SearchResult):
     route: str | None = None
     """The method a router chose (`route` / `stream.route`), None when not stated."""
 
-
-class EndpointError(Exception):
-    """An HTTP method's failure; `error_kind` names it in the record (`http 500`, ...)."""
-
-    error_kind = "http"
-
-    def __init__(self, message: str, kind: str | None = None) -> None:
-        super().__init__(message)
-        if kind is not None:
-            self.error_kind = kind
-
-
-class _Retryable(EndpointError):
-    """A status the retry policy retries; `retry_after`: the seconds its `Retry-After`
-    header asked for (None: it did not)."""
-
-    retry_after: float | None = None
-
-
-class RateLimitError(_Retryable):
-    """429: retried (graphrag_llm's retry keys on the class name, as for model calls)."""
-
-
-class ServiceUnavailableError(_Retryable):
-    """503: retried."""
-
-
-class APIConnectionError(EndpointError):
-    """A refused, reset or dropped connection: retried."""
-
-    error_kind = "connection"
-
-
-class EndpointStatusError(EndpointError):
-    """Any other HTTP error status: not retried."""
-
-
-class EndpointTimeout(EndpointError):
-    """No complete reply within the endpoint's `timeout`: not retried."""
-
-    error_kind = "timeout"
-
-
-class BadReply(EndpointError):
-    """A reply that is not JSON, or lacks the answer path: not retried."""
-
-    error_kind = "bad reply"
-
-
-class ReplyTooLarge(EndpointError):
-    """A reply longer than the endpoint's `max_reply_bytes`: not retried, not read on."""
-
-    error_kind = "reply too large"
-
-
-class RedirectRefused(EndpointError):
-    """A redirect to another origin, or one that turns the POST into a GET: not followed."""
-
-    error_kind = "redirect"
-
-
-_NOT_RETRIED = [
-    "EndpointError",
-    "EndpointStatusError",
-    "EndpointTimeout",
-    "BadReply",
-    "ReplyTooLarge",
-    "RedirectRefused",
-]
-"""`exceptions_to_skip` of the HTTP retry: everything but 429, 503 and the connection."""
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _MAX_REDIRECTS = 5
@@ -352,7 +295,7 @@ class HttpEngine:
         if failure is None:
             return
         wait = 0.0
-        asked = failure.retry_after if isinstance(failure, _Retryable) else None
+        asked = failure.retry_after if isinstance(failure, Retryable) else None
         if asked is not None:
             bounded = min(asked, self.endpoint.max_retry_after)
             wait = max(0.0, bounded - (time.monotonic() - attempts.failed_at))
@@ -573,7 +516,7 @@ def _status_error(response: httpx.Response, body: str) -> EndpointError:
     message = f"HTTP {code} {response.reason_phrase}" + (f": {text}" if text else "")
     kind = f"http {code}"
     if code in (429, 503):
-        error: _Retryable = (RateLimitError if code == 429 else ServiceUnavailableError)(
+        error: Retryable = (RateLimitError if code == 429 else ServiceUnavailableError)(
             message, kind
         )
         error.retry_after = _retry_after(response.headers.get("retry-after"))
@@ -609,6 +552,6 @@ def build_http_engine(
     config = retry_config(endpoint, project)
     retry = None
     if config is not None:
-        retry = create_retry(config.model_copy(update={"exceptions_to_skip": _NOT_RETRIED}))
+        retry = create_retry(config.model_copy(update={"exceptions_to_skip": NOT_RETRIED}))
     redactor = Redactor(endpoint.secret_values(env))
     return HttpEngine(name, endpoint, index_key, headers, retry, redactor)
