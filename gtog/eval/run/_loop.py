@@ -166,7 +166,7 @@ async def run_evaluation_async(
     items = {q.qid: q for q in run.items}
     redo = {answer_key(q.qid, m, e) for q, m, e in todo} | {r.key for r in to_judge}
     kept = [r for r in run.done if r.key not in redo]
-    schedule = IndexSchedule(run, engines, todo, concurrency)  # index by index: see there
+    schedule = IndexSchedule(run, engines, todo)  # index by index: see there
 
     pair_queue = PairQueue(run)
     pairs_kept = {r.key: r for r in run.pairs_done}

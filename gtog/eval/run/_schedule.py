@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from itertools import pairwise
 
 from gtog._project import log_translation
 from gtog.eval._dataset import QAItem
@@ -34,19 +35,17 @@ logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the mo
 class IndexSchedule:
     """The order of a run's pairs, and when each index is opened and released."""
 
-    def __init__(
-        self, run: EvalRun, engines: Engines, pairs: list[Pair], concurrency: int = 1
-    ) -> None:
+    def __init__(self, run: EvalRun, engines: Engines, pairs: list[Pair]) -> None:
         self._run = run
         self._engines = engines
-        self._concurrency = concurrency
         rank = {k: i for i, k in enumerate(dict.fromkeys(q.index_key for q, *_ in pairs))}
         self.pairs = sorted(pairs, key=lambda p: rank[p[0].index_key])
         """The pairs, grouped by index (a stable sort: dataset order within an index)."""
         searched = [(q.index_key, m) for q, m, _ in self.pairs if m not in run.answers]
         self._left = Counter(key for key, _ in searched)
         self._unstarted = Counter(self._left)
-        self._order = list(self._left)  # the indexes in the order their pairs run
+        order = list(self._left)  # the indexes in the order their pairs run
+        self._next = dict(pairwise(order))
         self._ahead: dict[str, asyncio.Task[None]] = {}
         self._methods: dict[str, list[str]] = {}
         for key, method in searched:
@@ -70,12 +69,11 @@ class IndexSchedule:
     def _open_next(self, key: str) -> None:
         """Open the index after `key` once `key`'s pairs still to start fit in the run's
         concurrency (its last questions are then running, or about to)."""
-        if self._unstarted[key] > self._concurrency:
+        following = self._next.get(key)
+        if following is None or following in self._ahead:
             return
-        at = self._order.index(key) + 1
-        if at == len(self._order) or self._order[at] in self._ahead:
+        if self._unstarted[key] > self._run.concurrency:
             return
-        following = self._order[at]
         task = asyncio.get_running_loop().create_task(
             self._engines.open(following, self._methods[following])
         )
