@@ -145,7 +145,15 @@ def _base64(vec: list[float]) -> str:
 
 
 class _QuietServer(ThreadingHTTPServer):
-    """A client that hangs up (e.g. a killed `gtog eval`) is not an error worth printing."""
+    """A client that hangs up (e.g. a killed `gtog eval`) is not an error worth printing.
+
+    Its listen backlog is a provider's, not socketserver's 5: with 16 connections opened
+    at once (a run's first round), the kernel dropped some and the client's SYN was sent
+    again a second later, a stall no hosted endpoint causes (issue 45's runs at -j 16 fell
+    to 11 calls in flight when it struck, 12.5-13 when not).
+    """
+
+    request_queue_size = 1024
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         import sys
