@@ -509,6 +509,7 @@ def eval_command(
         from gtog.cli._progress import LOG_NAME
         from gtog.eval.run._engines import import_engines
         from gtog.eval.run._preparation import check_vector_sizes
+        from gtog.eval.run._schedule import open_first_index
         from gtog.llm._models import import_clients, run_sync
 
         with gc_paused():  # calls are due: the clients' and engines' imports (seconds), here
@@ -516,6 +517,8 @@ def eval_command(
             import_engines(run)
         try:  # the one check that asks a model: after the servers answer (its log: eval.log)
             with capture_logs(run.output_dir / LOG_NAME, run.redactor):
+                if not estimate:  # (built while the check's embedding is awaited)
+                    open_first_index(run)
                 run_sync(check_vector_sizes(run))
         except InputError as exc:
             raise _fail(str(exc), 2) from None

@@ -12,6 +12,7 @@ vector table naming both sizes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 from concurrent.futures import ThreadPoolExecutor
@@ -165,6 +166,9 @@ class VectorUse:
     """Registry methods (`local`, ...), in the run's order."""
     question: str
     """The first question the run searches on this index with these methods."""
+    also: tuple[str, ...] = ()
+    """The other questions the run's first round searches on this index with a method that
+    embeds the question itself, with this model: embedded with the check's, at once."""
 
 
 def _tables(use: VectorUse) -> dict[str, tuple[int, list[str]]]:
@@ -187,7 +191,9 @@ async def vector_size_problems(uses: list[VectorUse]) -> tuple[list[str], Embedd
     `SIZE_BOUND` method uses, of the first question of a method that embeds the question
     itself (then the check adds no call) or else of DRIFT's first (one call more, spared
     every question failing). A model that cannot be asked is not checked here (the run
-    reports its error as usual).
+    reports its error as usual). The first round's other questions (`VectorUse.also`) are
+    embedded at the same time: the run's first calls are all in flight at once, as they
+    would be without the check, instead of one, then the rest.
     """
     from gtog.llm._models import embedding_model_from_config
 
@@ -204,11 +210,19 @@ async def vector_size_problems(uses: list[VectorUse]) -> tuple[list[str], Embedd
             continue
         asker = next((u for u in group if QUESTION_EMBEDDERS & set(u.methods)), bound[0])
         model = embedding_model_from_config(asker.project.config, asker.model_id)
+        texts = list(dict.fromkeys([asker.question, *(q for u in group for q in u.also)]))
+        replies = await asyncio.gather(
+            *(model.embedding.embedding_async(input=[text]) for text in texts),
+            return_exceptions=True,
+        )
+        fatal = next((r for r in replies if isinstance(r, ModelFatalError)), None)
+        if fatal is not None:
+            raise fatal  # a refused key: the run cannot go on (one line, see `as_fatal`)
+        response = replies[0]
         try:
-            response = await model.embedding.embedding_async(input=[asker.question])
+            if isinstance(response, BaseException):
+                raise response
             size = len(response.data[0].embedding)
-        except ModelFatalError:
-            raise  # a refused key: the run cannot go on (one line, see `as_fatal`)
         except Exception as exc:
             logger.warning(
                 "vector sizes not checked for embedding model %r: %s",
@@ -216,7 +230,9 @@ async def vector_size_problems(uses: list[VectorUse]) -> tuple[list[str], Embedd
                 describe_exception(exc),
             )
             continue
-        ahead.keep(model.config, asker.question, response)
+        for text, reply in zip(texts, replies, strict=True):
+            if not isinstance(reply, BaseException):  # (a failed one: its search asks again)
+                ahead.keep(model.config, text, reply)
         for use in group:
             config = use.project.config.get_embedding_model_config(use.model_id)
             for name, (dims, methods) in _tables(use).items():

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from gtog.eval.run._answers import AnswerBook
 from gtog.eval.run._features import read_names
@@ -76,6 +76,28 @@ class Engines:
         self.opened: list[str] = []
         """Index keys in the order they were opened (one entry per opening)."""
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gtog-index")
+        self._begun: dict[str, tuple[list[str], Future[tuple[dict[str, Built], float]]]] = {}
+
+    def _wanted(self, key: str, methods: Iterable[str]) -> list[str]:
+        return [
+            m
+            for m in dict.fromkeys(methods)
+            if m not in self._run.answers and (key, m) not in self._built
+        ]
+
+    def begin(self, key: str, methods: Iterable[str]) -> None:
+        """Start building index `key`'s engines of `methods` now, in the engines' thread,
+        from outside any event loop (the run's first index, while the vector-size check
+        awaits its embedding); `open` takes what was built."""
+        wanted = self._wanted(key, methods)
+        if wanted and key not in self._begun:
+            self._begun[key] = (wanted, self._pool.submit(self._build, key, wanted))
+
+    def _build(self, key: str, wanted: list[str]) -> tuple[dict[str, Built], float]:
+        """(In the engines' thread) the engines, and the seconds they took."""
+        start = time.perf_counter()
+        built = asyncio.run(self._build_all(key, wanted))
+        return built, time.perf_counter() - start
 
     async def _build_all(self, key: str, methods: list[str]) -> dict[str, Built]:
         project = self._run.projects[key]
@@ -89,9 +111,8 @@ class Engines:
                     out[method] = build_http_engine(method, plan.http, key, project)
                     continue
                 out[method] = await plan.entry.build(project, plan.options)
-            except Exception as exc:  # recorded per question; the run goes on
-                logger.exception("could not build the %s engine for %s", method, key)
-                out[method] = exc
+            except Exception as exc:  # recorded per question; the run goes on (logged
+                out[method] = exc  # by `_store`, in the run's log, wherever this ran)
         await read_names(self._run, key)  # the routing feature's titles, while here
         project.release()  # the engines hold what they use of the tables
         return out
@@ -100,26 +121,22 @@ class Engines:
         """Build the engines of `methods` on index `key` that are not built yet."""
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
-            wanted = [
-                m
-                for m in dict.fromkeys(methods)
-                if m not in self._run.answers and (key, m) not in self._built
-            ]
-            if not wanted:
-                return
-            start = time.perf_counter()
-            loop = asyncio.get_running_loop()
-            built = await loop.run_in_executor(
-                self._pool, asyncio.run, self._build_all(key, wanted)
-            )
-            self._built.update({(key, m): e for m, e in built.items()})
-            self.opened.append(key)
-            logger.info(
-                "index %s: %s engine(s) built in %.1f s",
-                key,
-                ", ".join(wanted),
-                time.perf_counter() - start,
-            )
+            begun = self._begun.pop(key, None)
+            if begun is not None:
+                self._store(key, begun[0], *await asyncio.wrap_future(begun[1]))
+            wanted = self._wanted(key, methods)
+            if wanted:
+                loop = asyncio.get_running_loop()
+                built = await loop.run_in_executor(self._pool, self._build, key, wanted)
+                self._store(key, wanted, *built)
+
+    def _store(self, key: str, wanted: list[str], built: dict[str, Built], took: float) -> None:
+        self._built.update({(key, m): e for m, e in built.items()})
+        self.opened.append(key)
+        for method, engine in built.items():
+            if isinstance(engine, BaseException):
+                logger.error("could not build the %s engine for %s", method, key, exc_info=engine)
+        logger.info("index %s: %s engine(s) built in %.1f s", key, ", ".join(wanted), took)
 
     def get(self, key: str, method: str) -> SearchEngine | AnswerBook | BaseException:
         """The engine of `method` on index `key` (an answers file's answers; the build's

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 
 from gtog._errors import FatalRunError, describe_exception
+from gtog._heap import heap_frozen
 from gtog._internals import swapped_default_executor
 from gtog.eval._dataset import QAItem
 from gtog.eval.results._currency import searched_elsewhere
@@ -32,7 +33,7 @@ from gtog.eval.run._manifest import remember
 from gtog.eval.run._outputs import write_results
 from gtog.eval.run._pairwise import PairQueue
 from gtog.eval.run._preparation import check_vector_sizes, prepare
-from gtog.eval.run._schedule import IndexSchedule
+from gtog.eval.run._schedule import IndexSchedule, open_first_index
 from gtog.eval.run._searching import Engine, search_into
 from gtog.eval.run._spending import (
     Abandoned,
@@ -157,7 +158,8 @@ async def run_evaluation_async(
         checkpoint = Checkpoint.reopen(path, run.intact_bytes, run.spec)
     else:
         checkpoint = Checkpoint.create(path, run.spec)
-    engines = Engines(run)
+    ahead, run.engines = run.engines, None  # (the first index opened ahead: taken)
+    engines = ahead if isinstance(ahead, Engines) else Engines(run)
     concurrency = run.concurrency
     limit = asyncio.Semaphore(concurrency)
     loop = asyncio.get_running_loop()
@@ -358,7 +360,7 @@ def _run_environment(loop: asyncio.AbstractEventLoop, concurrency: int) -> Itera
 
     """
     pool = ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="gtog-eval")
-    freeze = gc.get_freeze_count() == 0
+    freeze = not heap_frozen()
     if freeze:
         gc.freeze()
     try:
@@ -375,6 +377,7 @@ def run_evaluation(options: EvalOptions, on_record: ProgressHook | None = None) 
     run = prepare(options)
     try:
         if run.mode != "complete":
+            open_first_index(run)  # built while the check's embedding is awaited
             run_sync(check_vector_sizes(run))
             try:
                 run_sync(run_evaluation_async(run, on_record))

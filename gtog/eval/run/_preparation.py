@@ -37,7 +37,7 @@ from gtog.eval.run._pairwise import plan_pairwise
 from gtog.eval.run._shard import SPLIT
 from gtog.eval.run._spec import build_spec
 from gtog.eval.run._spending import open_spending, spending
-from gtog.eval.run._state import EvalOptions, EvalRun
+from gtog.eval.run._state import EvalOptions, EvalRun, by_index
 from gtog.eval.scoring._score import build_scorers
 from gtog.llm._models import import_clients
 from gtog.search._methods import METHODS
@@ -171,31 +171,45 @@ async def check_vector_sizes(run: EvalRun) -> None:
 
     The one preparation step that calls a model (after the reachability check): one
     embedding per embedding model, of the first question the run searches with it, kept in
-    `run.ahead` for that search to take (see `gtog.search._preflight`). Done once per run.
+    `run.ahead` for that search to take (see `gtog.search._preflight`), with the other
+    questions of the first round (the first `concurrency` pairs) that embed the question
+    with it, at the same time. Done once per run.
     """
     if run.ahead is not None:
         return
+
+    def embedder(item: QAItem, method: str, bases: frozenset[str]) -> tuple[str, str] | None:
+        """(base method, embedding model id) of a pair whose method is in `bases`."""
+        base = run.run_methods[method].base or method
+        if method in run.answers or base not in bases:
+            return None
+        settings = run.spec.method_settings.get(method, {}).get(item.index_key, {})
+        model_id = (settings.get("embedding") or {}).get("id")
+        return None if model_id is None else (base, model_id)
+
     # (index, embedding model) -> its methods, and its first question: of a method that
     # embeds the question itself (True) where there is one, so that it takes the embedding
     slots: dict[tuple[str, str], tuple[list[str], dict[bool, QAItem]]] = {}
     for item, method, _ in run.todo:
-        base = run.run_methods[method].base or method
-        if method in run.answers or base not in VECTORS_READ:
+        if (found := embedder(item, method, VECTORS_READ)) is None:
             continue
-        settings = run.spec.method_settings.get(method, {}).get(item.index_key, {})
-        model_id = (settings.get("embedding") or {}).get("id")
-        if model_id is None:
-            continue
+        base, model_id = found
         methods, first = slots.setdefault((item.index_key, model_id), ([], {}))
         if base not in methods:
             methods.append(base)
         first.setdefault(base in QUESTION_EMBEDDERS, item)
+    # the questions the first round embeds (the pairs that start at once): with the check's
+    also: dict[tuple[str, str], list[str]] = {}
+    for item, method, _ in by_index(run.todo)[: run.concurrency]:
+        if (found := embedder(item, method, QUESTION_EMBEDDERS)) is not None:
+            also.setdefault((item.index_key, found[1]), []).append(item.question)
     uses = []
     for (key, model_id), (methods, first) in slots.items():
         project = run.projects[key]
         question = (first.get(True) or first[False]).question
         label = _index_label(key, project)
-        uses.append(VectorUse(label, project, model_id, tuple(methods), question))
+        more = tuple(also.get((key, model_id), ()))
+        uses.append(VectorUse(label, project, model_id, tuple(methods), question, more))
     if uses:  # the clients' imports (seconds) in a worker thread, not on the loop
         await asyncio.get_running_loop().run_in_executor(None, import_clients)
     with spending(run):  # through the run's cache: a second run asks nothing

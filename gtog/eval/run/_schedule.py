@@ -10,7 +10,9 @@ indexes, and the first answer waits for one index, not all of them.
 The next index is opened ahead: once the pairs of an index that have not started are no
 more than the run's concurrency, its successor's engines are built (in the engines'
 thread) while those last pairs run, so its first questions find them built instead of
-all waiting for them at once, with the run's calls stalled meanwhile.
+all waiting for them at once, with the run's calls stalled meanwhile. The first index is
+opened before the loop starts (`open_first_index`), while the vector-size check's embeddings
+of the first round's questions are awaited.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ from gtog._project import log_translation
 from gtog.eval._dataset import QAItem
 from gtog.eval.run._answers import AnswerBook
 from gtog.eval.run._engines import Engines
-from gtog.eval.run._state import EvalRun, Pair
+from gtog.eval.run._state import EvalRun, Pair, by_index
 from gtog.search._outcome import SearchEngine
 
-__all__ = ["IndexSchedule"]
+__all__ = ["IndexSchedule", "open_first_index"]
 
 logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
@@ -38,8 +40,7 @@ class IndexSchedule:
     def __init__(self, run: EvalRun, engines: Engines, pairs: list[Pair]) -> None:
         self._run = run
         self._engines = engines
-        rank = {k: i for i, k in enumerate(dict.fromkeys(q.index_key for q, *_ in pairs))}
-        self.pairs = sorted(pairs, key=lambda p: rank[p[0].index_key])
+        self.pairs = by_index(pairs)
         """The pairs, grouped by index (a stable sort: dataset order within an index)."""
         searched = [(q.index_key, m) for q, m, _ in self.pairs if m not in run.answers]
         self._left = Counter(key for key, _ in searched)
@@ -47,10 +48,7 @@ class IndexSchedule:
         order = list(self._left)  # the indexes in the order their pairs run
         self._next = dict(pairwise(order))
         self._ahead: dict[str, asyncio.Task[None]] = {}
-        self._methods: dict[str, list[str]] = {}
-        for key, method in searched:
-            if method not in self._methods.setdefault(key, []):
-                self._methods[key].append(method)
+        self._methods = _methods(run, self.pairs)
         for key in self._methods:
             note = run.projects[key].compat.note(f"index {key!r} ({run.projects[key].root})")
             if note is not None:
@@ -93,6 +91,27 @@ class IndexSchedule:
         self._left[key] -= 1
         if self._left[key] == 0:
             self._engines.release(key)
+
+
+def open_first_index(run: EvalRun) -> None:
+    """Begin building the engines of the index the run's questions start with (in the
+    engines' thread, `run.engines`; no event loop needed), so that it is built while the
+    run's first model call (the vector-size check's embedding) is awaited, not after it."""
+    methods = _methods(run, by_index(run.todo))
+    if methods:
+        engines = run.engines if isinstance(run.engines, Engines) else Engines(run)
+        run.engines = engines
+        key = next(iter(methods))
+        engines.begin(key, methods[key])
+
+
+def _methods(run: EvalRun, grouped: list[Pair]) -> dict[str, list[str]]:
+    """index key -> the methods searched on it, the indexes in the order they run."""
+    out: dict[str, list[str]] = {}
+    for q, method, _ in grouped:
+        if method not in run.answers and method not in out.setdefault(q.index_key, []):
+            out[q.index_key].append(method)
+    return {key: methods for key, methods in out.items() if methods}
 
 
 def _quiet(task: asyncio.Task[None]) -> None:

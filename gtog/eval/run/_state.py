@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gtog._redact import Redactor
 from gtog.eval._dataset import QAItem
@@ -29,10 +29,23 @@ if TYPE_CHECKING:
     from gtog.llm._models import ChatModel
     from gtog.llm._runcalls import RunCalls
 
-__all__ = ["EvalOptions", "EvalRun", "Pair"]
+__all__ = ["EvalOptions", "EvalRun", "Pair", "by_index"]
 
 Pair = tuple[QAItem, str, int]
 """(question, method, epoch): one answer a run makes (epoch 1 to the spec's `epochs`)."""
+
+
+class Closing(Protocol):
+    """Something the run closes when it ends (its engines, should no loop take them)."""
+
+    def close(self) -> None: ...
+
+
+def by_index(pairs: list[Pair]) -> list[Pair]:
+    """The pairs in the order a run searches them: grouped by index, the indexes in the
+    order the pairs name them first (a stable sort: dataset order within an index)."""
+    rank = {k: i for i, k in enumerate(dict.fromkeys(q.index_key for q, *_ in pairs))}
+    return sorted(pairs, key=lambda p: rank[p[0].index_key])
 
 
 @dataclass
@@ -107,6 +120,10 @@ class EvalRun:
     """One-line notes on the dataset (repeated questions, skipped files) for the caller."""
     ahead: EmbeddingsAhead | None = None
     """The vector-size check's embeddings, for the searches to take (None: not checked)."""
+    engines: Closing | None = None
+    """The run's `Engines` (`gtog.eval.run._engines`), once its first index is being opened
+    ahead of the loop (during the vector-size check: `open_first_index`); the loop takes
+    them."""
     cache_dir: Path | None = None
     """The model-call cache folder (None: the cache is off)."""
     calls: RunCalls | None = None
@@ -179,7 +196,10 @@ class EvalRun:
         return out
 
     def close(self) -> None:
-        """Release the output folder."""
+        """Release the output folder (and the engines opened ahead that no loop took)."""
+        if self.engines is not None:
+            self.engines.close()
+            self.engines = None
         if self.lock is not None:
             self.lock.release()
             self.lock = None

@@ -169,3 +169,35 @@ def test_an_index_s_entity_titles_are_read_with_its_engines_once(
     detailed, _ = load_results(root)
     linked = [e.get("linked_entities") for q in detailed["results"] for e in q["methods"].values()]
     assert len(linked) == 8 and all(isinstance(n, int) for n in linked), linked
+
+
+def test_the_first_round_embeds_its_questions_at_once_with_the_check(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
+) -> None:
+    """The vector-size check embeds the first round's questions (the first `concurrency`
+    pairs) at the same time as its own, and their searches take those embeddings: the run's
+    first calls are all in flight together, and no question is embedded twice."""
+    root = make_eval_root(tmp_path, example_indexes)
+    llm_server.embedding_delay = 0.5  # (each call's reply is far behind all four requests)
+    result = gtog(
+        "eval",
+        "--root",
+        str(root),
+        "-m",
+        "local",
+        "-k",
+        "lighthouse",
+        "--limit",
+        "4",
+        "-j",
+        "4",
+        "-q",
+    )
+    assert result.returncode == 0, result.stderr
+    embedded = [e for e in llm_server.log if e.kind == "embeddings"]
+    assert len({e.prompt for e in embedded}) == len(embedded) == 4, [e.prompt for e in embedded]
+    assert {INDEX_OF[e.prompt] for e in embedded} == {"lighthouse"}
+    first = min(e.end for e in embedded)
+    assert all(e.start < first for e in embedded), [(e.start, e.end) for e in embedded]
+    chats = [e for e in llm_server.log if e.kind == "chat"]
+    assert min(e.start for e in chats) >= first

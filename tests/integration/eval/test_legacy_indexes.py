@@ -143,8 +143,9 @@ def test_an_embedding_model_of_another_size_stops_the_run_before_any_question(
     llm_server: ScriptedServer, example_indexes: dict[str, Path], tmp_path: Path
 ) -> None:
     """A 2.x index under its own prefix, queried with a model returning 32-d vectors where
-    the tables hold 64: one line per table before any question; at the right size, the
-    check's embedding is the first search's own (no call added)."""
+    the tables hold 64: one line per table before any question is searched (the check
+    embeds the first round's questions, once each, and nothing else); at the right size,
+    the check's embeddings are the first searches' own (no call added)."""
     older = legacy_index(example_indexes["lighthouse"], tmp_path / "lh", "2.x", prefix="proj")
     root = make_eval_root(tmp_path, {"lighthouse": older}, methods=("local", "basic"))
     llm_server.embedding_dims = 32
@@ -156,7 +157,9 @@ def test_an_embedding_model_of_another_size_stops_the_run_before_any_question(
         assert f"index 'lighthouse' ({older}): vector table {table} holds 64-d vectors" in line
         assert "'default_embedding_model' (openai/text-embedding-3-small) returns 32-d" in line
         assert "; fix: " in line and "gtog index --root" in line
-    assert [e.kind for e in llm_server.log] == ["embeddings"]  # the check's one question
+    assert {e.kind for e in llm_server.log} == {"embeddings"}  # no search began
+    checked = [e.prompt for e in llm_server.log]
+    assert len(checked) == len(set(checked)) >= 2  # the first round's questions, at once
     assert not (root / "results" / "eval_checkpoint.jsonl").exists()
 
     llm_server.embedding_dims = 64

@@ -8,7 +8,7 @@ import gc
 
 import pytest
 
-from gtog._heap import gc_paused, thaw_after
+from gtog._heap import gc_paused, heap_frozen, thaw_after
 
 
 @pytest.fixture(autouse=True)
@@ -58,3 +58,24 @@ def test_a_heap_frozen_before_the_command_stays_frozen() -> None:
         pass
     thaw()
     assert gc.get_freeze_count() > 0  # (not unfrozen: objects frozen and since freed aside)
+
+
+def test_after_a_paused_block_the_heap_is_known_frozen_without_counting_it() -> None:
+    gc.unfreeze()
+    thaw = thaw_after()
+    assert not heap_frozen()
+    with gc_paused():
+        pass
+    counted: list[int] = []
+
+    def count() -> int:
+        counted.append(1)
+        return 0
+
+    real, gc.get_freeze_count = gc.get_freeze_count, count  # (the walk the check must skip)
+    try:
+        assert heap_frozen() and not counted
+    finally:
+        gc.get_freeze_count = real
+    thaw()
+    assert not heap_frozen() and gc.get_freeze_count() == 0
