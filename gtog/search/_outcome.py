@@ -146,6 +146,7 @@ def retrieved_sources(result: SearchResult) -> list[dict[str, str]] | None:
     for key in ("sources", "text_units"):
         df = data.get(key)
         if isinstance(df, pd.DataFrame) and "text" in df.columns:
-            id_col = "id" if "id" in df.columns else df.columns[0]
-            return [{"id": str(row[id_col]), "text": str(row["text"])} for _, row in df.iterrows()]
+            ids = df["id" if "id" in df.columns else df.columns[0]].tolist()
+            texts = df["text"].tolist()  # (lists: `iterrows` built a Series a row, ~1 ms)
+            return [{"id": str(i), "text": str(t)} for i, t in zip(ids, texts, strict=True)]
     return None
