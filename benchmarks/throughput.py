@@ -30,12 +30,18 @@ separate process at the same concurrency against the same server, with no search
 
 The server's time of a call runs from its request line to the end of its reply.
 
+Calls in flight move by several points from one run to the next on the same code (the
+floor too: 13.8-14.4 on the idle machine): `--repeats k` measures the floors and every
+method k times, round after round, reads each share against its own round's floor, and
+records the median and range (`summary`).
+
 The machine's load (`os.getloadavg()`) is recorded with every figure. `--gtog-root` runs
 another checkout's `gtog` (e.g. the base commit in a temp worktree) against the same
 server, for before/after figures.
 
     python benchmarks/throughput.py [--methods local,basic,tog] [-j 16] [--chat-delay 0.2]
         [--embedding-delay 0.1] [--questions 128] [--label after] [--gtog-root PATH]
+        [--repeats 3]
 """
 
 from __future__ import annotations
@@ -330,6 +336,13 @@ def main() -> None:
     parser.add_argument("--commit", help="commit of --gtog-root (default: its git HEAD)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (and stacks)")
     parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="measure the floors and every method this many times, in turn; each share is "
+        "read against its own round's floor, and the summary gives the median and range",
+    )
+    parser.add_argument(
         "--floors",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -352,37 +365,52 @@ def main() -> None:
             embedding_delay=args.embedding_delay,
         ) as server:
             root = make_root(work, server.base_url, args.questions, args.metrics.split(","))
-            for kind in ("aiohttp", "graphrag_llm") if args.floors else ():
-                row = run_floor(server, kind, args.concurrency, 2 * args.questions)
-                rows.append(row)
-                print(_line(row, args.concurrency), flush=True)
             caches = {"both": (True, False), "on": (True,), "off": (False,)}[args.cache]
-            for method in args.methods.split(","):
-                for cache in caches:
-                    row = run_method(
-                        server,
-                        root,
-                        method,
-                        args.concurrency,
-                        args.gtog_root,
-                        py_spy,
-                        args.rate,
-                        args.processes,
-                        cache,
-                    )
-                    rows.append(row)
+            for repeat in range(args.repeats):  # a round: the floors, then every method
+                for kind in ("aiohttp", "graphrag_llm") if args.floors else ():
+                    row = run_floor(server, kind, args.concurrency, 2 * args.questions)
+                    rows.append({**row, "repeat": repeat})
                     print(_line(row, args.concurrency), flush=True)
+                for method in args.methods.split(","):
+                    for cache in caches:
+                        row = run_method(
+                            server,
+                            root,
+                            method,
+                            args.concurrency,
+                            args.gtog_root,
+                            py_spy,
+                            args.rate,
+                            args.processes,
+                            cache,
+                        )
+                        rows.append({**row, "repeat": repeat})
+                        print(_line(row, args.concurrency), flush=True)
     finally:
         if args.keep:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
 
-    floor = next((r for r in rows if r["method"] == "floor: graphrag_llm"), None)
+    floors = {r["repeat"]: r for r in rows if r["method"] == "floor: graphrag_llm"}
     for row in rows:  # the issue's figure: calls in flight as a share of the client's floor
+        floor = floors.get(row["repeat"])  # (of the same round)
         if floor is not None and not row["method"].startswith("floor"):
             row["floor_share"] = round(row["in_flight"] / floor["in_flight"], 3)
-            print(f"{row['method']} ({row['cache']}): {100 * row['floor_share']:.0f}% of the floor")
+    summary = share_summary(rows)
+    for line in summary:
+        spread = (
+            ""
+            if line["repeats"] == 1
+            else (
+                f" (median of {line['repeats']}: "
+                f"{100 * line['floor_share_min']:.0f}-{100 * line['floor_share_max']:.0f}%)"
+            )
+        )
+        print(
+            f"{line['method']} ({line['cache']}): "
+            f"{100 * line['floor_share_median']:.0f}% of the floor{spread}"
+        )
     head = (
         args.commit
         or subprocess.run(
@@ -402,7 +430,9 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "cache": args.cache,
+        "repeats": args.repeats,
         "methods": rows,
+        "summary": summary,
     }
     args.output = args.output or results_path(RESULTS, args.record)
     data = json.loads(args.output.read_text()) if args.output.is_file() else {}
@@ -410,6 +440,28 @@ def main() -> None:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(data, indent=2) + "\n")
     print(f"wrote {args.output} [{args.label}]")
+
+
+def share_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per method and cache mode: the median, lowest and highest share of the floor over
+    the rounds (one round: that round's share)."""
+    import statistics
+
+    shares: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        if "floor_share" in row:
+            shares.setdefault((row["method"], row["cache"]), []).append(row["floor_share"])
+    return [
+        {
+            "method": method,
+            "cache": cache,
+            "repeats": len(values),
+            "floor_share_median": round(statistics.median(values), 3),
+            "floor_share_min": min(values),
+            "floor_share_max": max(values),
+        }
+        for (method, cache), values in shares.items()
+    ]
 
 
 def _line(row: dict[str, Any], concurrency: int) -> str:
