@@ -37,6 +37,7 @@ def llm_server(_session_server: ScriptedServer) -> Iterator[ScriptedServer]:
     dims = _session_server.embedding_dims
     _session_server.clear_log()
     _session_server.delay = 0.0
+    _session_server.embedding_delay = 0.0
     _session_server.faults = None
     _session_server.injected.clear()
     yield _session_server
@@ -44,6 +45,7 @@ def llm_server(_session_server: ScriptedServer) -> Iterator[ScriptedServer]:
     _session_server.accepts = None
     _session_server.report_usage = True
     _session_server.delay = 0.0
+    _session_server.embedding_delay = 0.0
     _session_server.faults = None
     _session_server.embedding_dims = dims
 
