@@ -28,8 +28,10 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -205,10 +207,40 @@ def key_creator(kind: str, config: ModelConfig) -> Callable[[dict[str, Any]], st
 
 
 class CallStore:
-    """A folder of cached replies, one JSON file per key (blocking calls: use a thread)."""
+    """A folder of cached replies, one JSON file per key (blocking calls: use a thread).
+
+    Its first lookup lists the folder's keys; from then on a key neither listed nor
+    written since by this store is known absent without touching the disk (`absent`), so
+    a miss needs no worker thread. (An entry another process writes after that listing is
+    not seen by this one: shards search different questions, so their requests differ.)
+    `put_later` writes in the store's own writer thread, in order; `flush` waits for the
+    writes (the process's exit does too).
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._known: set[str] | None = None
+        self._listing = threading.Lock()
+        self._writer: ThreadPoolExecutor | None = None
+        self._pending: set[Future[None]] = set()
+        self._writing: dict[str, Any] = {}  # key -> value, from `put_later` until written
+
+    def absent(self, key: str) -> bool:
+        """True when `key` is surely not stored (memory only: after the first lookup)."""
+        known = self._known
+        return known is not None and key not in known and key not in self._writing
+
+    def _list(self) -> None:
+        with self._listing:
+            if self._known is not None:
+                return
+            known: set[str] = set()
+            if self.root.is_dir():
+                for sub in os.scandir(self.root):
+                    if len(sub.name) == 2 and sub.is_dir():
+                        names = (e.name for e in os.scandir(sub.path))
+                        known.update(n[:-5] for n in names if n.endswith(".json"))
+            self._known = known
 
     def path(self, key: str) -> Path:
         """Where the entry of `key` lives."""
@@ -216,6 +248,10 @@ class CallStore:
 
     def get(self, key: str) -> Any | None:
         """The stored value of `key`; None when there is none or it cannot be read."""
+        if key in self._writing:
+            return self._writing[key]
+        if self._known is None:
+            self._list()
         try:
             with open(self.path(key), encoding="utf-8") as f:
                 data = json.load(f)
@@ -238,6 +274,33 @@ class CallStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        if self._known is not None:
+            self._known.add(key)
+
+    def put_later(
+        self, key: str, value: Any, failed: Callable[[BaseException], None] | None = None
+    ) -> None:
+        """`put` in the store's writer thread (returns at once); `failed(error)` there if
+        the write fails."""
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gtog-cache")
+        self._writing[key] = value  # (read back from memory until it is on disk)
+        done = self._writer.submit(self.put, key, value)
+        self._pending.add(done)
+
+        def settled(future: Future[None]) -> None:
+            if self._writing.get(key) is value:
+                del self._writing[key]
+            self._pending.discard(future)
+            error = future.exception()
+            if error is not None and failed is not None:
+                failed(error)
+
+        done.add_done_callback(settled)
+
+    def flush(self) -> None:
+        """Wait until every `put_later` so far is written (blocking)."""
+        wait(list(self._pending))
 
     def __contains__(self, key: str) -> bool:
         return self.path(key).is_file()

@@ -14,8 +14,10 @@ ToG and the judges. During a run (`model_calls(...)`, a context variable):
   (a rejected reply is not stored).
 
 Outside a run (no `model_calls` block) the gate lets every request through and keeps
-nothing. Its file reads and writes happen in a worker thread when called on the main
-thread's event loop, so the loop never waits on the disk.
+nothing. Called on the main thread's event loop, it never waits on the disk: a reply is
+read in a worker thread (a key the store knows absent needs none: `CallStore.absent`) and
+written in the store's writer thread without being awaited (`CallStore.put_later`; the
+run's end and the process's exit wait for those writes).
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class CallGate(Cache):
         """The stored reply of `key`, marked as replayed; else None (send the request), or
         `LimitReached` when a limit forbids sending it."""
         calls = current_calls()
-        if calls is not None and calls.store is not None:
+        if calls is not None and calls.store is not None and not calls.store.absent(key):
             value = await _blocking(calls.store.get, key)
             if _replayable(value):
                 return {**value, "response": {**value["response"], CACHED_MARK: True}}
@@ -74,12 +76,20 @@ class CallGate(Cache):
         calls = current_calls()
         if calls is None or calls.store is None or not _replayable(value):
             return
-        try:
-            await _blocking(calls.store.put, key, value)
-        except OSError as exc:
+        store = calls.store
+
+        def failed(exc: BaseException) -> None:
             calls.write_errors += 1
             if calls.write_errors == 1:
-                logger.warning("model-call cache: cannot write to %s: %s", calls.store.root, exc)
+                logger.warning("model-call cache: cannot write to %s: %s", store.root, exc)
+
+        if threading.current_thread() is threading.main_thread():
+            store.put_later(key, value, failed)  # (its writer thread: the loop goes on)
+            return
+        try:
+            store.put(key, value)
+        except OSError as exc:
+            failed(exc)
 
     async def has(self, key: str) -> bool:
         """True when the current run's store holds `key`."""

@@ -296,6 +296,8 @@ async def run_evaluation_async(
         schedule.close()
         engines.close()
         await loop.run_in_executor(None, save_spend, run)
+        if run.calls is not None and run.calls.store is not None:  # (its replies' writes)
+            await loop.run_in_executor(None, run.calls.store.flush)
         checkpoint.close()
         if run.ahead:
             logger.info("%d preflight embedding(s) taken by no search", len(run.ahead))

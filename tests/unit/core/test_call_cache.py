@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,42 @@ def test_budgets_charge_the_pair_always_and_the_run_only_for_what_was_sent() -> 
         assert pair.over() == "tokens" and run.reached() is None
     assert run.describe("calls") == "2 calls of 3"
     assert Budget(Limits(usd=0.5), usd=0.25).describe("usd") == "$0.2500 spent of $0.5000"
+
+
+def test_after_its_first_lookup_a_miss_needs_no_disk_and_a_write_is_read_back_at_once(
+    tmp_path: Path,
+) -> None:
+    store = CallStore(tmp_path)
+    store.put("aa" * 32, {"response": {"content": "kept"}})
+    fresh = CallStore(tmp_path)
+    assert not fresh.absent("bb" * 32)  # (not listed yet: it cannot know)
+    assert fresh.get("aa" * 32) == {"response": {"content": "kept"}}  # lists the folder
+    assert fresh.absent("bb" * 32) and not fresh.absent("aa" * 32)
+    failures: list[BaseException] = []
+    fresh.put_later("bb" * 32, {"response": {"content": "later"}}, failures.append)
+    assert not fresh.absent("bb" * 32)  # asked again before it is on disk: not sent twice
+    assert fresh.get("bb" * 32) == {"response": {"content": "later"}}
+    fresh.flush()
+    assert CallStore(tmp_path).get("bb" * 32) == {"response": {"content": "later"}}
+    assert not failures and not fresh.absent("bb" * 32)
+
+
+def test_a_write_that_fails_in_the_writer_thread_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "cc").write_text("a file where the entry's folder should be")
+    store = CallStore(tmp_path)
+    failures: list[BaseException] = []
+    store.put_later("cc" * 32, {"response": {"content": "lost"}}, failures.append)
+    store.flush()
+    assert len(failures) == 1 and isinstance(failures[0], OSError)
+
+
+def test_the_writes_left_are_done_before_the_process_exits(tmp_path: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; from gtog.llm._cache import CallStore\n"
+        "s = CallStore(Path(sys.argv[1]))\n"
+        "for i in range(200): s.put_later(f'{i:064x}', {'i': i})\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], timeout=60)
+    assert done.returncode == 0
+    store = CallStore(tmp_path)
+    assert [store.get(f"{i:064x}") for i in range(200)] == [{"i": i} for i in range(200)]
