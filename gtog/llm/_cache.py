@@ -222,6 +222,7 @@ class CallStore:
         self._known: set[str] | None = None
         self._listing = threading.Lock()
         self._writer: ThreadPoolExecutor | None = None
+        self._writer_lock = threading.Lock()  # (made and stopped under it)
         self._pending: set[Future[None]] = set()
         self._writing: dict[str, Any] = {}  # key -> value, from `put_later` until written
 
@@ -282,11 +283,12 @@ class CallStore:
     ) -> None:
         """`put` in the store's writer thread (returns at once); `failed(error)` there if
         the write fails."""
-        if self._writer is None:
-            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gtog-cache")
         self._writing[key] = value  # (read back from memory until it is on disk)
-        done = self._writer.submit(self.put, key, value)
-        self._pending.add(done)
+        with self._writer_lock:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gtog-cache")
+            done = self._writer.submit(self.put, key, value)
+            self._pending.add(done)
 
         def settled(future: Future[None]) -> None:
             if self._writing.get(key) is value:
@@ -299,7 +301,12 @@ class CallStore:
         done.add_done_callback(settled)
 
     def flush(self) -> None:
-        """Wait until every `put_later` so far is written (blocking)."""
+        """Wait until every `put_later` so far is written, and stop the writer thread (a
+        later `put_later` starts another). Blocking."""
+        with self._writer_lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)
         wait(list(self._pending))
 
     def __contains__(self, key: str) -> bool:

@@ -168,6 +168,9 @@ def test_after_its_first_lookup_a_miss_needs_no_disk_and_a_write_is_read_back_at
     fresh.flush()
     assert CallStore(tmp_path).get("bb" * 32) == {"response": {"content": "later"}}
     assert not failures and not fresh.absent("bb" * 32)
+    fresh.put_later("dd" * 32, {"response": {"content": "after"}})  # (a new writer thread)
+    fresh.flush()
+    assert CallStore(tmp_path).get("dd" * 32) == {"response": {"content": "after"}}
 
 
 def test_a_write_that_fails_in_the_writer_thread_is_reported(tmp_path: Path) -> None:
