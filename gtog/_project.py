@@ -61,7 +61,8 @@ def read_settings(settings: Path, *, substitute: bool = False) -> SettingsRead:
     `gtog settings migrate` writes). Raises `InputError` naming the file (and for a key
     that cannot be translated, its line).
     """
-    from gtog.compat._settings import is_graphrag2, parse_settings_text, portable_paths, translate
+    from gtog.compat._paths import portable_paths
+    from gtog.compat._settings import is_graphrag2, parse_settings_text, translate
 
     try:
         text = settings.read_text(encoding="utf-8")

@@ -25,184 +25,36 @@ model's `call_args` carry it unless the file set another value.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gtog._errors import InputError
+from gtog.compat._paths import portable_path
+from gtog.compat._vocabulary import (
+    CALL_ARGS,
+    CHAT,
+    EMBEDDING,
+    EMBEDDING_ID,
+    LEGACY_EMBEDDINGS,
+    MODEL_ID,
+    MODEL_KEYS,
+    REASONING,
+    SAME_FIELDS,
+    SCHEMA_KEYS,
+    STORAGE_KEYS,
+    STRATEGY,
+    VECTOR_KEYS,
+)
 
 __all__ = [
     "Translation",
     "is_graphrag2",
     "key_lines",
     "parse_settings_text",
-    "portable_path",
-    "portable_paths",
     "render_settings",
     "translate",
 ]
-
-_CHAT = {"chat": None, "openai_chat": "openai", "azure_openai_chat": "azure"}
-_EMBEDDING = {"embedding": None, "openai_embedding": "openai", "azure_openai_embedding": "azure"}
-_REASONING = {"o1", "o1-mini", "o3-mini"}
-"""graphrag 2.x's reasoning models (`is_reasoning_model`): no temperature was sent."""
-_CALL_ARGS = (
-    "temperature",
-    "top_p",
-    "n",
-    "frequency_penalty",
-    "presence_penalty",
-    "max_tokens",
-    "max_completion_tokens",
-    "reasoning_effort",
-)
-_MODEL_KEYS = {
-    "api_key",
-    "auth_type",
-    "type",
-    "model_provider",
-    "model",
-    "encoding_model",
-    "api_base",
-    "api_version",
-    "deployment_name",
-    "organization",
-    "proxy",
-    "audience",
-    "model_supports_json",
-    "request_timeout",
-    "tokens_per_minute",
-    "requests_per_minute",
-    "rate_limit_strategy",
-    "retry_strategy",
-    "max_retries",
-    "max_retry_wait",
-    "concurrent_requests",
-    "async_mode",
-    "responses",
-    *_CALL_ARGS,
-}
-"""Every field of graphrag 2.x's `LanguageModelConfig` (v2.7.2)."""
-
-_STORAGE_KEYS = {
-    "type",
-    "base_dir",
-    "connection_string",
-    "container_name",
-    "storage_account_blob_url",
-    "cosmosdb_account_url",
-}
-_VECTOR_KEYS = {
-    "type",
-    "db_uri",
-    "url",
-    "api_key",
-    "audience",
-    "container_name",
-    "database_name",
-    "overwrite",
-    "embeddings_schema",
-}
-_SCHEMA_KEYS = {
-    "id_field",
-    "vector_field",
-    "text_field",
-    "attributes_field",
-    "vector_size",
-    "index_name",
-}
-_LEGACY_EMBEDDINGS = {
-    "entity.description": "entity_description",
-    "text_unit.text": "text_unit_text",
-    "community.full_content": "community_full_content",
-}
-"""graphrag 2.x's embedding names -> 3.3's (the table was `<container>-<name with dashes>`)."""
-
-# Blocks whose fields kept their names (2.x field set -> copied as is); `model_id` /
-# `chat_model_id` are renamed apart.
-_SAME_FIELDS: dict[str, set[str]] = {
-    "extract_graph": {"prompt", "entity_types", "max_gleanings"},
-    "summarize_descriptions": {"prompt", "max_length", "max_input_tokens"},
-    "extract_claims": {"enabled", "prompt", "description", "max_gleanings"},
-    "community_reports": {"graph_prompt", "text_prompt", "max_length", "max_input_length"},
-    "extract_graph_nlp": {
-        "normalize_edge_weights",
-        "text_analyzer",
-        "concurrent_requests",
-        "async_mode",
-    },
-    "prune_graph": {
-        "min_node_freq",
-        "max_node_freq_std",
-        "min_node_degree",
-        "max_node_degree_std",
-        "min_edge_weight_pct",
-        "remove_ego_nodes",
-        "lcc_only",
-    },
-    "cluster_graph": {"max_cluster_size", "use_lcc", "seed"},
-    "snapshots": {"embeddings", "graphml", "raw_graph"},
-    "local_search": {
-        "prompt",
-        "text_unit_prop",
-        "community_prop",
-        "conversation_history_max_turns",
-        "top_k_entities",
-        "top_k_relationships",
-        "max_context_tokens",
-    },
-    "global_search": {
-        "map_prompt",
-        "reduce_prompt",
-        "knowledge_prompt",
-        "max_context_tokens",
-        "data_max_tokens",
-        "map_max_length",
-        "reduce_max_length",
-        "dynamic_search_threshold",
-        "dynamic_search_keep_parent",
-        "dynamic_search_num_repeats",
-        "dynamic_search_use_summary",
-        "dynamic_search_max_level",
-    },
-    "drift_search": {
-        "prompt",
-        "reduce_prompt",
-        "data_max_tokens",
-        "reduce_max_tokens",
-        "reduce_temperature",
-        "reduce_max_completion_tokens",
-        "concurrency",
-        "drift_k_followups",
-        "primer_folds",
-        "primer_llm_max_tokens",
-        "n_depth",
-        "local_search_text_unit_prop",
-        "local_search_community_prop",
-        "local_search_top_k_mapped_entities",
-        "local_search_top_k_relationships",
-        "local_search_max_data_tokens",
-        "local_search_temperature",
-        "local_search_top_p",
-        "local_search_n",
-        "local_search_llm_max_gen_tokens",
-        "local_search_llm_max_gen_completion_tokens",
-    },
-    "basic_search": {"prompt", "k", "max_context_tokens"},
-}
-_MODEL_ID = {
-    "extract_graph": "model_id",
-    "summarize_descriptions": "model_id",
-    "extract_claims": "model_id",
-    "community_reports": "model_id",
-    "local_search": "chat_model_id",
-    "global_search": "chat_model_id",
-    "drift_search": "chat_model_id",
-    "basic_search": "chat_model_id",
-}
-_EMBEDDING_ID = {"local_search", "drift_search", "basic_search"}
-_STRATEGY = {"extract_graph", "summarize_descriptions", "extract_claims", "community_reports"}
 
 
 @dataclass
@@ -343,7 +195,7 @@ class _Translator:
                 out["embed_text"] = self._embed_text(value)
             elif key in ("embed_graph", "umap"):
                 self.dropped((key,), "3.3 has no node2vec/UMAP layout; it changes no answer")
-            elif key in _SAME_FIELDS:
+            elif key in SAME_FIELDS:
                 out[key] = self._block(key, value)
             else:  # not a graphrag setting (gtog's own blocks, tog_search, ...): kept
                 out[key] = value
@@ -360,13 +212,13 @@ class _Translator:
             if not isinstance(entry, dict):
                 raise self.refuse(path, "expected a mapping")
             kind = str(entry.get("type", ""))
-            if kind not in _CHAT and kind not in _EMBEDDING:
-                choices = ", ".join([*_CHAT, *_EMBEDDING])
+            if kind not in CHAT and kind not in EMBEDDING:
+                choices = ", ".join([*CHAT, *EMBEDDING])
                 raise self.refuse((*path, "type"), f"model type {kind!r} (one of {choices})")
-            chat = kind in _CHAT
+            chat = kind in CHAT
             target = completion if chat else embedding
             section = "completion_models" if chat else "embedding_models"
-            target[str(model_id)] = self._model(path, entry, chat, (_CHAT | _EMBEDDING)[kind])
+            target[str(model_id)] = self._model(path, entry, chat, (CHAT | EMBEDDING)[kind])
             self.moved(".".join(path), f"{section}.{model_id}")
             if "concurrent_requests" in entry:
                 concurrency.append(int(entry["concurrent_requests"]))
@@ -386,7 +238,7 @@ class _Translator:
     def _model(
         self, path: tuple[str, ...], entry: dict[str, Any], chat: bool, typed: str | None
     ) -> dict[str, Any]:
-        self.unknown(path, entry, _MODEL_KEYS)
+        self.unknown(path, entry, MODEL_KEYS)
         provider = typed or entry.get("model_provider")
         if not provider:
             raise self.refuse((*path, "model_provider"), f"required with type {entry['type']}")
@@ -437,12 +289,12 @@ class _Translator:
         return model
 
     def _call_args(self, path: tuple[str, ...], entry: dict[str, Any], chat: bool) -> dict:
-        stated = {k: entry[k] for k in _CALL_ARGS if entry.get(k) is not None}
+        stated = {k: entry[k] for k in CALL_ARGS if entry.get(k) is not None}
         if not chat:
             for key in stated:
                 self.ignored((*path, key))  # 2.x's embeddings sent none of them
             return {}
-        if str(entry.get("model", "")).lower() in _REASONING:
+        if str(entry.get("model", "")).lower() in REASONING:
             args = {k: stated[k] for k in ("max_completion_tokens", "reasoning_effort", "n")}
             args = {k: v for k, v in args.items() if k in stated}
         else:
@@ -493,7 +345,7 @@ class _Translator:
     def _storage(self, path: tuple[str, ...], block: Any) -> dict[str, Any]:
         if not isinstance(block, dict):
             raise self.refuse(path, "expected a mapping")
-        self.unknown(path, block, _STORAGE_KEYS)
+        self.unknown(path, block, STORAGE_KEYS)
         kind = str(block.get("type", "file"))
         out: dict[str, Any] = {"type": kind}
         if kind == "cosmosdb":  # 2.x: base_dir named the database
@@ -570,12 +422,12 @@ class _Translator:
 
     def _cache(self, block: dict[str, Any]) -> dict[str, Any]:
         path = ("cache",)
-        self.unknown(path, block, _STORAGE_KEYS)
+        self.unknown(path, block, STORAGE_KEYS)
         kind = str(block.get("type", "file"))
         if kind in ("memory", "none"):
             self.moved("cache.type", "cache.type")
             return {"type": kind}
-        storage = self._storage(path, {k: v for k, v in block.items() if k in _STORAGE_KEYS})
+        storage = self._storage(path, {k: v for k, v in block.items() if k in STORAGE_KEYS})
         self.moved("cache", "cache.storage (cache.type: json)")
         return {"type": "json", "storage": storage}
 
@@ -610,7 +462,7 @@ class _Translator:
         here = (*path, chosen) if chosen else path
         if not isinstance(entry, dict):
             raise self.refuse(here, "expected a mapping")
-        self.unknown(here, entry, _VECTOR_KEYS)
+        self.unknown(here, entry, VECTOR_KEYS)
         kind = str(entry.get("type", "lancedb"))
         out: dict[str, Any] = {"type": kind}
         if kind == "lancedb":
@@ -630,16 +482,16 @@ class _Translator:
 
     def _schemas(self, path: tuple[str, ...], block: dict[str, Any], container: str) -> dict:
         schemas: dict[str, dict[str, Any]] = {}
-        for name, new in _LEGACY_EMBEDDINGS.items():
+        for name, new in LEGACY_EMBEDDINGS.items():
             schemas[new] = {"index_name": f"{container}-{name.replace('.', '-')}"}
         for name, fields in block.items():
             here = (*path, "embeddings_schema", str(name))
-            new = _LEGACY_EMBEDDINGS.get(str(name), str(name).replace(".", "_"))
+            new = LEGACY_EMBEDDINGS.get(str(name), str(name).replace(".", "_"))
             if new not in schemas:
                 raise self.refuse(here, "not an embedding graphrag 3.3 writes")
             if not isinstance(fields, dict):
                 raise self.refuse(here, "expected a mapping")
-            self.unknown(here, fields, _SCHEMA_KEYS)
+            self.unknown(here, fields, SCHEMA_KEYS)
             for key in ("index_name", "id_field", "vector_field", "vector_size"):
                 if fields.get(key) is not None:
                     schemas[new][key] = fields[key]
@@ -665,7 +517,7 @@ class _Translator:
                 out[key] = block[key]
         if block.get("names"):
             out["names"] = [
-                _LEGACY_EMBEDDINGS.get(n, str(n).replace(".", "_")) for n in block["names"]
+                LEGACY_EMBEDDINGS.get(n, str(n).replace(".", "_")) for n in block["names"]
             ]
         if block.get("strategy"):
             raise self.refuse((*path, "strategy"), "2.x's embedding strategy override")
@@ -675,11 +527,11 @@ class _Translator:
         path = (name,)
         if not isinstance(block, dict):
             return block
-        id_key = _MODEL_ID.get(name)
-        known = set(_SAME_FIELDS[name]) | ({id_key} if id_key else set())
-        if name in _EMBEDDING_ID:
+        id_key = MODEL_ID.get(name)
+        known = set(SAME_FIELDS[name]) | ({id_key} if id_key else set())
+        if name in EMBEDDING_ID:
             known.add("embedding_model_id")
-        if name in _STRATEGY:
+        if name in STRATEGY:
             known.add("strategy")
         self.unknown(path, block, known)
         out: dict[str, Any] = {}
@@ -687,53 +539,11 @@ class _Translator:
             if key == id_key:
                 out["completion_model_id"] = value
                 self.moved(f"{name}.{key}", f"{name}.completion_model_id")
-            elif key == "embedding_model_id" or key in _SAME_FIELDS[name]:
+            elif key == "embedding_model_id" or key in SAME_FIELDS[name]:
                 out[key] = value
             elif key == "strategy" and value:
                 raise self.refuse((*path, "strategy"), "2.x's strategy override")
         return out
-
-
-_PATH_KEYS = (
-    ("vector_store", "db_uri"),
-    ("output_storage", "base_dir"),
-    ("input_storage", "base_dir"),
-    ("update_output_storage", "base_dir"),
-    ("reporting", "base_dir"),
-    ("cache", "storage", "base_dir"),
-    *((block, "prompt") for block in ("local_search", "basic_search", "drift_search")),
-    ("drift_search", "reduce_prompt"),
-    *(("global_search", key) for key in ("map_prompt", "reduce_prompt", "knowledge_prompt")),
-)
-"""Paths of a graphrag 3.x settings file that a Windows user writes with backslashes."""
-
-
-def portable_paths(data: dict[str, Any]) -> dict[str, Any]:
-    r"""`data` with the relative paths of `_PATH_KEYS` written on Windows (`output\lancedb`)
-    read on any OS (a changed copy; `data` itself is not changed)."""
-    import copy
-
-    out = data
-    for keys in _PATH_KEYS:
-        node: Any = data
-        for key in keys[:-1]:
-            node = node.get(key) if isinstance(node, dict) else None
-        value = node.get(keys[-1]) if isinstance(node, dict) else None
-        if isinstance(value, str) and "\\" in value and portable_path(value) != value:
-            if out is data:
-                out = copy.deepcopy(data)
-            target = out
-            for key in keys[:-1]:
-                target = target[key]
-            target[keys[-1]] = portable_path(value)
-    return out
-
-
-def portable_path(path: str) -> str:
-    r"""A relative path as written on Windows (`output\lancedb`) read on any OS."""
-    if re.match(r"^[A-Za-z]:[\\/]", path) or path.startswith("\\\\"):
-        return path  # an absolute Windows path stays as the user wrote it
-    return path.replace("\\", "/")
 
 
 def translate(data: dict[str, Any], source: Path | str, text: str | None = None) -> Translation:

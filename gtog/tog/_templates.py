@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gtog._errors import InputError
 from gtog._prompts import render_prompt
-from gtog.compat._settings import portable_path
+from gtog.compat._paths import portable_path
 from gtog.tog._settings import SETTINGS_FILES, ToGSettings
 
 __all__ = [
