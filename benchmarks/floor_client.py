@@ -3,13 +3,15 @@
     python benchmarks/floor_client.py {aiohttp|graphrag_llm} BASE_URL CONCURRENCY PAIRS
 
 Each pair is one embeddings call and two chat calls, in turn; `CONCURRENCY` pairs run at
-once. It warms up with one pair, prints `ready`, and starts when a line arrives on stdin.
+once. It warms up with one pair, prints `ready`, and starts when a line arrives on stdin; at the end it prints
+`cpu SECONDS`, its CPU time over the pairs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -72,7 +74,9 @@ async def main(kind: str, base: str, concurrency: int, pairs: int) -> None:
     await pair(-1)  # connections and lazy imports, before the clock starts
     print("ready", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    cpu = time.process_time()
     await asyncio.gather(*(pair(i) for i in range(pairs)))
+    print(f"cpu {time.process_time() - cpu:.4f}", flush=True)
     await close()
 
 

@@ -284,9 +284,10 @@ def run_floor(server: Any, kind: str, concurrency: int, pairs: int) -> dict[str,
     load_before = os.getloadavg()
     proc.stdin.write("go\n")
     proc.stdin.flush()
-    _, stderr = proc.communicate()
+    stdout, stderr = proc.communicate()
     if proc.returncode != 0:
         raise SystemExit(f"floor client {kind} failed:\n{stderr}")
+    cpu = float(stdout.split("cpu ", 1)[1])
     busy, span = server.busy_seconds()
     return {
         "method": f"floor: {kind}",
@@ -296,6 +297,7 @@ def run_floor(server: Any, kind: str, concurrency: int, pairs: int) -> dict[str,
         "pairs_per_s": round(pairs / span, 2),
         "ideal_pairs_per_s": round(concurrency / (busy / pairs), 2),
         "span_s": round(span, 2),
+        "cpu_ms_per_pair_total": round(1000 * cpu / pairs, 1),
         "load_before": [round(x, 2) for x in load_before],
     }
 
@@ -469,7 +471,8 @@ def _line(row: dict[str, Any], concurrency: int) -> str:
         return (
             f"{row['method']}: in flight {row['in_flight']:.1f}/{concurrency} "
             f"({100 * row['in_flight_share']:.0f}%), {row['pairs_per_s']:.1f} pairs/s "
-            f"(ideal {row['ideal_pairs_per_s']:.1f}), load {row['load_before'][0]:.2f}"
+            f"(ideal {row['ideal_pairs_per_s']:.1f}), CPU ms/pair {row['cpu_ms_per_pair_total']}, "
+            f"load {row['load_before'][0]:.2f}"
         )
     cpu = row.get("cpu_ms_per_pair")
     stages = ", ".join(f"{k} {v:g}" for k, v in cpu.items()) if cpu else "-"

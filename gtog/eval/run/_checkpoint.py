@@ -1,13 +1,15 @@
 """The checkpoint writer: a header line (the run's spec), then one line per record.
 
-Each record is written, flushed and fsynced as soon as it is done, so a killed run loses
-at most the records in flight. The format and its reader are `gtog.eval.results._log`.
+Each record is written, flushed and fsynced as soon as it is done (those done together in
+one write, `append_many`), so a killed run loses at most the records in flight. The
+format and its reader are `gtog.eval.results._log`.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
@@ -19,8 +21,8 @@ from gtog.eval.results._spec import EvalSpec
 __all__ = ["Checkpoint"]
 
 
-def _append(handle: IO[bytes], line: str) -> None:
-    handle.write(line.encode("utf-8") + b"\n")
+def _append(handle: IO[bytes], lines: str) -> None:
+    handle.write(lines.encode("utf-8") + b"\n")
     handle.flush()
     os.fsync(handle.fileno())
 
@@ -52,6 +54,11 @@ class Checkpoint:
     def append(self, record: MethodRecord | PairRecord) -> None:
         """Write one finished record (an answer's or a comparison's) to disk."""
         self._write(record.model_dump_json())
+
+    def append_many(self, records: Sequence[MethodRecord | PairRecord]) -> None:
+        """Write finished records to disk with one write and one fsync."""
+        if records:
+            self._write("\n".join(r.model_dump_json() for r in records))
 
     def _write(self, line: str) -> None:
         with self._lock:

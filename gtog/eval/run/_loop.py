@@ -14,7 +14,7 @@ import asyncio
 import gc
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 
@@ -29,6 +29,7 @@ from gtog.eval.run._checkpoint import Checkpoint
 from gtog.eval.run._engines import Engines, import_engines
 from gtog.eval.run._features import linked_entities
 from gtog.eval.run._guard import Guard, parse_budget
+from gtog.eval.run._landing import Lander
 from gtog.eval.run._manifest import remember
 from gtog.eval.run._outputs import write_results
 from gtog.eval.run._pairwise import PairQueue
@@ -188,11 +189,14 @@ async def run_evaluation_async(
         """The run reached a limit of its own: take no new pair."""
         return run.budget is not None and run.budget.reached() is not None
 
-    def land(record: MethodRecord | PairRecord) -> None:
-        checkpoint.append(record)
+    def land(records: Sequence[MethodRecord | PairRecord]) -> None:
+        checkpoint.append_many(records)
         save_spend(run, changed=True)
-        if isinstance(record, MethodRecord):
-            remember(run, record)  # what the cache now holds of it, for estimates
+        for record in records:
+            if isinstance(record, MethodRecord):
+                remember(run, record)  # what the cache now holds of it, for estimates
+
+    lander: Lander[MethodRecord | PairRecord] = Lander(land)
 
     async def compare_one(item: QAItem, criterion: str, a: str, b: str) -> None:
         async with limit:
@@ -206,7 +210,7 @@ async def run_evaluation_async(
                 left.append(pair.key)
                 return
         pairs_kept[pair.key] = pair
-        await loop.run_in_executor(None, land, pair)
+        await lander.land(pair)
         if on_record is not None:
             on_record(pair)
 
@@ -218,8 +222,9 @@ async def run_evaluation_async(
         # starts (`guard.stop`), however long the write takes; raised once it is written
         with suppress(FatalRunError):
             guard.observe(record)
-        # the write is fsynced: off the event loop, so other questions go on meanwhile
-        await loop.run_in_executor(None, land, record)
+        # the write is fsynced: off the event loop, so other questions go on meanwhile,
+        # with the records that finish while it is on its way (one fsync for them all)
+        await lander.land(record)
         if on_record is not None:
             on_record(record)
         if guard.stop is not None:
@@ -293,6 +298,7 @@ async def run_evaluation_async(
         run.status = f"stopped: {run.stopped}"
         raise FatalRunError(run.redactor(str(fatal))) from None
     finally:
+        await loop.run_in_executor(None, lander.close)  # (records whose waiter was cancelled)
         schedule.close()
         engines.close()
         await loop.run_in_executor(None, save_spend, run)
