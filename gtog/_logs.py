@@ -3,15 +3,18 @@
 LiteLLM and graphrag log every retry and failure with tracebacks; during `gtog eval` that
 is thousands of lines on the terminal and, when a provider echoes the key, the key.
 `capture_logs` sends every record of every logger to one file through a
-`RedactingFilter`, silences the libraries' own terminal handlers and LiteLLM's
-"Give Feedback" prints, and restores everything afterwards.
+`RedactingFilter` (written by a thread of its own, off the event loop), silences the
+libraries' own terminal handlers and LiteLLM's "Give Feedback" prints, and restores
+everything afterwards.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 from collections.abc import Iterator
 from contextlib import contextmanager
+from logging.handlers import QueueHandler, QueueListener
 from pathlib import Path
 
 from gtog._redact import RedactingFilter, Redactor
@@ -49,10 +52,17 @@ def capture_logs(
         logger.propagate = True
         logger.setLevel(logging.NOTSET)
     handler: logging.Handler
+    listener: QueueListener | None = None
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(path, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        to_file = logging.FileHandler(path, encoding="utf-8")
+        to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        # records are masked where they are logged and written by a thread of their own:
+        # a model call's log line on the event loop never waits for the disk
+        lines: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+        handler = QueueHandler(lines)
+        listener = QueueListener(lines, to_file)
+        listener.start()
     else:
         handler = logging.NullHandler()
     handler.addFilter(RedactingFilter(redactor))
@@ -64,6 +74,10 @@ def capture_logs(
         yield
     finally:
         root.removeHandler(handler)
+        if listener is not None:
+            listener.stop()  # (the lines still queued are written first)
+            for written in listener.handlers:
+                written.close()
         handler.close()
         for old in saved_root[0]:
             root.addHandler(old)
