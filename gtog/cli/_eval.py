@@ -508,10 +508,13 @@ def eval_command(
         from gtog._logs import capture_logs
         from gtog.cli._progress import LOG_NAME
         from gtog.eval.run._engines import import_engines
+        from gtog.eval.run._loop import spawn_context_process
         from gtog.eval.run._preparation import check_vector_sizes
         from gtog.eval.run._schedule import open_first_index
         from gtog.llm._models import import_clients, run_sync
 
+        if not estimate:  # (its own imports, on another core, while these are done)
+            spawn_context_process(run)
         with gc_paused():  # calls are due: the clients' and engines' imports (seconds), here
             import_clients()
             import_engines(run)

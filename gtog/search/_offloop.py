@@ -33,12 +33,16 @@ from gtog.llm._usage import meter_embedding
 __all__ = [
     "OffLoopSearch",
     "PrebuiltContext",
+    "PrefetchedOnly",
     "QueryEmbedder",
     "QuestionAttributes",
     "RememberedCounts",
+    "build_prefetched",
     "context_threads",
     "count_embedding",
+    "portable_builder",
     "prefetched_embedding",
+    "use_context_process",
 ]
 
 
@@ -53,6 +57,7 @@ _executor: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
 _embedded: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar(
     "gtog_query_embedding", default=None
 )
+_process: contextvars.ContextVar[Any] = contextvars.ContextVar("gtog_context_process", default=None)
 
 
 @contextmanager
@@ -70,6 +75,17 @@ def context_threads(size: int = 1) -> Iterator[Executor]:
     finally:
         _executor.reset(token)
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+@contextmanager
+def use_context_process(process: Any) -> Iterator[None]:
+    """Build search contexts in `process` (a `ContextProcess`) for tasks started inside
+    the block, where it can (else in the context threads, as without it)."""
+    token = _process.set(process)
+    try:
+        yield
+    finally:
+        _process.reset(token)
 
 
 _overlay: contextvars.ContextVar[dict[int, dict[str, Any]] | None] = contextvars.ContextVar(
@@ -250,27 +266,71 @@ class OffLoopSearch:
         A builder whose `build_context` is a coroutine (and calls no model) is run to its
         end in the thread.
         """
-        build = functools.partial(
-            self._builder.build_context,
-            query=query,
-            conversation_history=None,
-            **kwargs,
-            **self.engine.context_builder_params,
-        )
-        if inspect.iscoroutinefunction(self._builder.build_context):
-            build = functools.partial(_run_to_end, build)
-        loop = asyncio.get_running_loop()
-        question = contextvars.copy_context()
-        question.run(_overlay.set, {})
+        params = {**kwargs, **self.engine.context_builder_params}
+        response = None
         if self._embedder is not None and query:
             response = await self._embedder.embed_async(query)
-            question.run(_embedded.set, (query, response))
-        context = await loop.run_in_executor(_executor.get(), question.run, build)
+        process = _process.get()
+        context = None
+        if process is not None:  # (None when it cannot: then here, as without it)
+            context = await process.build(self._builder, query, response, params)
+        if context is None:
+            loop = asyncio.get_running_loop()
+            question = contextvars.copy_context()
+            context = await loop.run_in_executor(
+                _executor.get(),
+                question.run,
+                build_prefetched,
+                self._builder,
+                query,
+                response,
+                params,
+            )
         token = _prebuilt.set(context)
         try:
             return await self.engine.search(query, **kwargs)
         finally:
             _prebuilt.reset(token)
+
+
+def build_prefetched(builder: Any, query: str, response: Any, params: dict[str, Any]) -> Any:
+    """`builder`'s context of `query` (blocking), its embedding `response` fetched already
+    (None: not needed), with this question's own graph attributes; run it in a copy of the
+    question's context (`contextvars.copy_context().run`), in a worker thread or the
+    context process."""
+    _overlay.set({})
+    if response is not None:
+        _embedded.set((query, response))
+    build = functools.partial(
+        builder.build_context, query=query, conversation_history=None, **params
+    )
+    if inspect.iscoroutinefunction(builder.build_context):
+        return _run_to_end(build)
+    return build()
+
+
+class PrefetchedOnly:
+    """A context builder's embedding model where no model is (the context process): the
+    query's embedding, fetched beforehand, and nothing else."""
+
+    def embedding(self, **kwargs: Any) -> Any:
+        """The prefetched response for `input=[query]`."""
+        ready = _embedded.get()
+        if ready is not None and kwargs == {"input": [ready[0]]}:
+            return ready[1]
+        raise RuntimeError("the context process embeds no text but the question's")
+
+
+def portable_builder(builder: Any) -> bytes:
+    """`builder` pickled for the context process, its embedding model a `PrefetchedOnly`
+    (raises when it holds what cannot be pickled: a vector store's connection, say)."""
+    import copy
+    import pickle
+
+    portable = copy.copy(builder)
+    if getattr(portable, "text_embedder", None) is not None:
+        portable.text_embedder = PrefetchedOnly()
+    return pickle.dumps(portable, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def count_embedding(model: Any, response: Any, texts: Any) -> None:

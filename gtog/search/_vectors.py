@@ -46,7 +46,24 @@ class MemoryVectors(VectorStore):
         self._matrix = matrix
 
     def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # (not set yet: an object being unpickled)
+            raise AttributeError(name)
         return getattr(self.inner, name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps (the context process's copy): the rows, the matrix and the
+        store's settings, not its connection (filtered searches, writes: none there)."""
+        import copy
+
+        inner = copy.copy(self.inner)
+        for connection in ("db_connection", "document_collection"):
+            if connection in vars(inner):
+                setattr(inner, connection, None)
+        return {"inner": inner, "_rows": self._rows, "_matrix": self._matrix}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """The pickled copy's state."""
+        self.__dict__.update(state)
 
     def similarity_search_by_vector(
         self,

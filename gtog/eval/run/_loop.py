@@ -53,9 +53,10 @@ from gtog.llm._budget import Limits, pair_budget
 from gtog.llm._errors import fatal_reason
 from gtog.llm._models import import_clients, run_sync
 from gtog.llm._repeat import answering_epoch
-from gtog.search._offloop import context_threads
+from gtog.search._context_process import ContextProcess, wants_context_process
+from gtog.search._offloop import context_threads, use_context_process
 
-__all__ = ["ProgressHook", "run_evaluation", "run_evaluation_async"]
+__all__ = ["ProgressHook", "run_evaluation", "run_evaluation_async", "spawn_context_process"]
 
 logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
@@ -269,14 +270,20 @@ async def run_evaluation_async(
                 return
         await finish(rejudged)
 
+    process, run.context_process = run.context_process, None  # (spawned ahead: taken)
+    if process is None and todo and wants_context_process(concurrency, _builds(run)):
+        process = ContextProcess()
     run.status = "interrupted"  # until the loop ends: Ctrl-C, a crash or a cancel
     try:
+        if process is not None:  # (its imports on the other core, meanwhile)
+            await process.attach()
         if todo or to_judge:  # calls to make: the clients' imports off the loop, before them
             await loop.run_in_executor(None, import_clients)
             await loop.run_in_executor(None, import_engines, run)
         with (
             _run_environment(loop, concurrency),
             context_threads(),
+            use_context_process(process),
             embeddings_ahead(run.ahead),
             spending(run),
         ):
@@ -298,6 +305,15 @@ async def run_evaluation_async(
         run.status = f"stopped: {run.stopped}"
         raise FatalRunError(run.redactor(str(fatal))) from None
     finally:
+        if process is not None:
+            n = max(process.built, 1)
+            logger.info(
+                "context process: %d context(s) built, %.0f ms each (%.0f ms of its CPU)",
+                process.built,
+                1000 * process.waited / n,
+                1000 * process.cpu / n,
+            )
+            await process.close()
         await loop.run_in_executor(None, lander.close)  # (records whose waiter was cancelled)
         schedule.close()
         engines.close()
@@ -311,6 +327,28 @@ async def run_evaluation_async(
         run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
         run.pairs_done = list(pairs_kept.values())
     return run
+
+
+def spawn_context_process(run: EvalRun) -> None:
+    """Start the run's context process now, if it wants one (`wants_context_process`), so
+    that its imports run while the run's own are done; the loop takes it."""
+    if run.context_process is None and wants_context_process(run.concurrency, _builds(run)):
+        process = ContextProcess()
+        process.spawn()
+        run.context_process = process
+
+
+_CONTEXT_BUILT = ("local", "basic", "drift")  # (their engines build contexts: `OffLoopSearch`)
+
+
+def _builds(run: EvalRun) -> int:
+    """Search contexts the run's pairs still to do will build."""
+    built = {
+        m
+        for m, plan in run.run_methods.items()
+        if plan.http is None and plan.base in _CONTEXT_BUILT
+    }
+    return sum(1 for _, m, _ in run.todo if m in built)
 
 
 def _raise_flag(run: EvalRun) -> str:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from gtog.llm._budget import Budget
     from gtog.llm._models import ChatModel
     from gtog.llm._runcalls import RunCalls
+    from gtog.search._context_process import ContextProcess
 
 __all__ = ["EvalOptions", "EvalRun", "Pair", "by_index"]
 
@@ -124,6 +125,9 @@ class EvalRun:
     """The run's `Engines` (`gtog.eval.run._engines`), once its first index is being opened
     ahead of the loop (during the vector-size check: `open_first_index`); the loop takes
     them."""
+    context_process: ContextProcess | None = None
+    """The process that builds the run's search contexts, spawned ahead of the loop
+    (`spawn_context_process`: its imports take seconds); the loop takes it."""
     cache_dir: Path | None = None
     """The model-call cache folder (None: the cache is off)."""
     calls: RunCalls | None = None
@@ -200,6 +204,9 @@ class EvalRun:
         if self.engines is not None:
             self.engines.close()
             self.engines = None
+        if self.context_process is not None:
+            self.context_process.kill()
+            self.context_process = None
         if self.lock is not None:
             self.lock.release()
             self.lock = None

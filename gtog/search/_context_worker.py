@@ -1,0 +1,98 @@
+"""The context process: builds search contexts for a parent `gtog eval` (see `_context_process`).
+
+    python -m gtog.search._context_worker
+
+Reads frames (8-byte big-endian length, then a pickle) on stdin and answers on the stdout it
+was started with (the library's own prints go to stderr):
+
+- `("load", bid, builder)`: keep a context builder (`portable_builder`'s copy) as `bid`;
+  answered `("loaded", bid, None)` or `("loaded", bid, error text)`;
+- `("build", rid, bid, query, embedding, params)`: build the context of `query` with the
+  query's embedding response given; answered `("built", rid, context)` or
+  `("failed", rid, error text)`;
+- `("drop", bid)`: forget a builder (its index is done).
+
+It says `("ready",)` once its imports are done, and ends at the end of stdin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import struct
+import sys
+import time
+import traceback
+from typing import IO, Any
+
+__all__ = ["read_frame", "write_frame"]
+
+_LENGTH = struct.Struct(">Q")
+
+
+def write_frame(out: IO[bytes], message: Any) -> None:
+    """Write one message (blocking)."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(_LENGTH.pack(len(data)) + data)
+    out.flush()
+
+
+def read_frame(source: IO[bytes]) -> Any:
+    """The next message, or None at the end of the stream."""
+    head = source.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (size,) = _LENGTH.unpack(head)
+    data = source.read(size)
+    if len(data) < size:
+        return None
+    return pickle.loads(data)
+
+
+def _serve(source: IO[bytes], out: IO[bytes]) -> None:
+    import contextvars
+
+    # what unpickling a builder needs, imported before saying ready
+    import graphrag.query.structured_search.basic_search.basic_context
+    import graphrag.query.structured_search.local_search.mixed_context  # noqa: F401
+    import graphrag_llm.tokenizer.lite_llm_tokenizer  # noqa: F401  (LiteLLM: seconds)
+
+    from gtog.search import _offloop, _vectors  # noqa: F401
+
+    builders: dict[int, Any] = {}
+    write_frame(out, ("ready",))
+    while (message := read_frame(source)) is not None:
+        kind = message[0]
+        if kind == "load":
+            _, bid, blob = message
+            try:
+                builders[bid] = pickle.loads(blob)
+                write_frame(out, ("loaded", bid, None))
+            except Exception:
+                write_frame(out, ("loaded", bid, traceback.format_exc()))
+        elif kind == "drop":
+            builders.pop(message[1], None)
+        elif kind == "build":
+            _, rid, bid, query, embedding, params = message
+            try:
+                began = time.process_time()
+                question = contextvars.copy_context()
+                context = question.run(
+                    _offloop.build_prefetched, builders[bid], query, embedding, params
+                )
+                write_frame(out, ("built", rid, context, time.process_time() - began))
+            except Exception:
+                write_frame(out, ("failed", rid, traceback.format_exc()))
+
+
+def main() -> None:
+    """Serve the parent on stdin/stdout until stdin ends (or the parent's Ctrl-C)."""
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a library's print is not a frame
+    with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):  # (the parent's Ctrl-C)
+        _serve(sys.stdin.buffer, out)
+
+
+if __name__ == "__main__":
+    main()
