@@ -37,6 +37,10 @@ logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the mo
 
 _LENGTH = struct.Struct(">Q")
 
+_WORTH = 0.006
+"""CPU seconds a build must take (on average, in a thread) to be sent to the child."""
+_SAMPLES = 4
+
 _SWITCH = "GTOG_CONTEXT_PROCESS"
 """Environment: `0` never starts the context process, `1` always (tests), unset: by size."""
 
@@ -66,6 +70,8 @@ class ContextProcess:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._loaded: dict[int, asyncio.Future[bool]] = {}  # builder's id -> in the child?
         self._ids: dict[int, int] = {}  # id(builder) -> its id in the child
+        self._thread_cpu: dict[int, list[float]] = {}  # id(builder) -> its first builds' CPU
+        self._tracked: set[int] = set()
         self._started = 0.0
         self.built = 0
         """Contexts the child built."""
@@ -109,6 +115,7 @@ class ContextProcess:
             await self._settled.wait()
         if self._dead:
             return False
+        self._thread_cpu[id(builder)] = [_WORTH] * _SAMPLES  # (sent, whatever its builds take)
         await self._load(builder)
         loaded = self._loaded.get(self._ids.get(id(builder), -1))
         return loaded is not None and await asyncio.shield(loaded)
@@ -174,10 +181,33 @@ class ContextProcess:
             return False
         return True
 
+    def observe(self, builder: Any, cpu: float) -> None:
+        """Note a context of `builder` built in a thread, in `cpu` seconds of its CPU."""
+        seen = self._thread_cpu.get(id(builder))
+        if seen is None:
+            seen = self._thread_cpu[id(builder)] = []
+            self._track(builder)
+        if len(seen) < _SAMPLES:
+            seen.append(cpu)
+            if len(seen) == _SAMPLES:
+                mean = 1000 * sum(seen) / len(seen)
+                where = "the context process" if self._worth(builder) else "a thread"
+                name = type(builder).__name__
+                logger.info("%s: %.1f ms of CPU a context: built in %s", name, mean, where)
+
+    def _worth(self, builder: Any) -> bool:
+        """Whether `builder`'s contexts take long enough to build (`_WORTH` of CPU, over its
+        first `_SAMPLES` builds in a thread) to gain from the child: sending the question
+        and reading its context back costs the event loop a few ms, and a cheap build (basic
+        search's: 3 ms) is slower there than here."""
+        seen = self._thread_cpu.get(id(builder), [])
+        return len(seen) >= _SAMPLES and sum(seen) / len(seen) >= _WORTH
+
     async def build(self, builder: Any, query: str, response: Any, params: dict[str, Any]) -> Any:
         """`builder`'s context of `query` built in the child, or None when the child cannot
-        (not ready yet, the builder not picklable, a failure: build it here instead)."""
-        if self._dead or not self._ready:
+        (not ready yet, a cheap builder, the builder not picklable, a failure: build it
+        here instead)."""
+        if self._dead or not self._ready or not self._worth(builder):
             return None
         bid = await self._load(builder)
         if bid is None:
@@ -211,8 +241,7 @@ class ContextProcess:
         loop = asyncio.get_running_loop()
         bid = self._ids[key] = len(self._ids) + 1
         loaded = self._loaded[bid] = loop.create_future()
-        with contextlib.suppress(TypeError):  # (a builder that takes no weak reference)
-            weakref.finalize(builder, self._forget, loop, key)
+        self._track(builder)
         try:
             blob = await loop.run_in_executor(None, portable_builder, builder)
         except Exception as exc:
@@ -224,8 +253,18 @@ class ContextProcess:
             loaded.set_result(False)
         return None
 
+    def _track(self, builder: Any) -> None:
+        """Forget `builder` (here and in the child) once it is collected (its index done)."""
+        if id(builder) not in self._tracked:
+            self._tracked.add(id(builder))
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(TypeError):  # (a builder that takes no weak reference)
+                weakref.finalize(builder, self._forget, loop, id(builder))
+
     def _forget(self, loop: asyncio.AbstractEventLoop, key: int) -> None:
         """(A builder collected, in any thread) drop it in the child too."""
+        self._thread_cpu.pop(key, None)
+        self._tracked.discard(key)
         bid = self._ids.pop(key, None)
         if bid is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):

@@ -18,6 +18,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
+import time
 from collections.abc import Iterator, MutableMapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -277,15 +278,11 @@ class OffLoopSearch:
         if context is None:
             loop = asyncio.get_running_loop()
             question = contextvars.copy_context()
-            context = await loop.run_in_executor(
-                _executor.get(),
-                question.run,
-                build_prefetched,
-                self._builder,
-                query,
-                response,
-                params,
+            context, cpu = await loop.run_in_executor(
+                _executor.get(), question.run, _timed, self._builder, query, response, params
             )
+            if process is not None:  # (how long its builds take decides where they go)
+                process.observe(self._builder, cpu)
         token = _prebuilt.set(context)
         try:
             return await self.engine.search(query, **kwargs)
@@ -307,6 +304,13 @@ def build_prefetched(builder: Any, query: str, response: Any, params: dict[str, 
     if inspect.iscoroutinefunction(builder.build_context):
         return _run_to_end(build)
     return build()
+
+
+def _timed(builder: Any, query: str, response: Any, params: dict[str, Any]) -> tuple[Any, float]:
+    """`build_prefetched`'s context, and the CPU seconds this thread spent on it."""
+    began = time.thread_time()
+    context = build_prefetched(builder, query, response, params)
+    return context, time.thread_time() - began
 
 
 class PrefetchedOnly:
