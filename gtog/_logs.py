@@ -22,6 +22,7 @@ from gtog._redact import RedactingFilter, Redactor
 __all__ = ["capture_logs", "quiet_litellm", "warnings_to_stderr"]
 
 _NOISY = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "graphrag", "graphrag_llm")
+_PER_CALL = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm")
 
 
 def quiet_litellm() -> None:
@@ -50,7 +51,9 @@ def capture_logs(
         for handler in list(logger.handlers):
             logger.removeHandler(handler)
         logger.propagate = True
-        logger.setLevel(logging.NOTSET)
+        # LiteLLM's info is a line per chat call ("completion() model=..."), made on the
+        # event loop: its warnings and errors are kept
+        logger.setLevel(logging.WARNING if name in _PER_CALL else logging.NOTSET)
     handler: logging.Handler
     listener: QueueListener | None = None
     if path is not None:

@@ -1,18 +1,20 @@
-"""Search contexts built in a process of their own, beside the run's event loop.
+"""Local search contexts built in a process of their own, beside the run's event loop.
 
-Building a local or basic search context is 5-10 ms of Python a question (pandas tables,
-token counts). In the run's process it shares the interpreter lock with the event loop
-that sends and reads every model call: at 16 questions at once against a fast endpoint,
-the context thread's builds took 53 ms each (17 ms of CPU), the thread was busy all the
-time, and questions waited 0.2 s for it. `ContextProcess` runs a child Python
-(`gtog.search._context_worker`) that builds them on another core.
+Building a local search context (graphrag's `LocalSearchMixedContext`) is 5-10 ms of
+Python a question (pandas tables, token counts). In the run's process it shares the
+interpreter lock with the event loop that sends and reads every model call: at 16
+questions at once against a fast endpoint, the context thread's builds took 53 ms each (17
+ms of CPU), the thread was busy all the time, and questions waited 0.2 s for it.
+`ContextProcess` runs a child Python (`gtog.search._context_worker`) that builds them on
+another core.
 
-The child is fed from the event loop through its pipes (no thread between): each builder
-is pickled once (`portable_builder`, in the context thread) and sent; each question sends
-its query and embedding and gets the context back. The child starts with the run and
-takes over when its imports are done; until then, for a builder that cannot be pickled,
-and after any failure of the child, contexts are built in the context thread as before:
-the same context either way.
+The child is spawned before the run's own imports (its imports take as long) and fed from
+the event loop through its pipes (no thread between): each builder is pickled once
+(`portable_builder`, in a worker thread) and sent; each question sends its query and
+embedding and gets the context back. Until the child is ready, for a builder whose contexts
+are cheap (basic search's 3 ms: sending and reading back cost the loop more) or that cannot
+be pickled, and after any failure of the child, contexts are built in the context thread
+as before: the same context either way.
 """
 
 from __future__ import annotations

@@ -21,8 +21,18 @@ def test_the_thread_that_logs_never_writes_the_file(tmp_path: Path) -> None:
     path = tmp_path / "eval.log"
     with capture_logs(path, Redactor([SECRET])):
         assert _writing_handlers() == []  # (a FileHandler here would write on the event loop)
-        logging.getLogger("LiteLLM").info("completion() model=%s", "m")
-    assert "INFO LiteLLM: completion() model=m" in path.read_text()
+        logging.getLogger("gtog.eval.run.engines").info("index %s: built", "a")
+    assert "INFO gtog.eval.run.engines: index a: built" in path.read_text()
+
+
+def test_litellm_s_line_per_call_is_left_out_its_warnings_kept(tmp_path: Path) -> None:
+    path = tmp_path / "eval.log"
+    with capture_logs(path, Redactor([SECRET])):
+        logging.getLogger("LiteLLM").info("\nLiteLLM completion() model= %s", "m")
+        logging.getLogger("LiteLLM").warning("Failed to fetch remote model cost map")
+    text = path.read_text()
+    assert "completion() model=" not in text
+    assert "WARNING LiteLLM: Failed to fetch remote model cost map" in text
 
 
 def test_lines_from_many_threads_are_all_written_masked_with_their_tracebacks(
