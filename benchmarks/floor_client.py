@@ -3,8 +3,8 @@
     python benchmarks/floor_client.py {aiohttp|graphrag_llm} BASE_URL CONCURRENCY PAIRS
 
 Each pair is one embeddings call and two chat calls, in turn; `CONCURRENCY` pairs run at
-once. It warms up with one pair, prints `ready`, and starts when a line arrives on stdin; at the end it prints
-`cpu SECONDS`, its CPU time over the pairs.
+once. It warms up with one pair, prints `ready`, and starts when a line arrives on stdin;
+at the end it prints `cpu SECONDS`, its CPU time over the pairs.
 """
 
 from __future__ import annotations

@@ -305,15 +305,6 @@ async def run_evaluation_async(
         run.status = f"stopped: {run.stopped}"
         raise FatalRunError(run.redactor(str(fatal))) from None
     finally:
-        if process is not None:
-            n = max(process.built, 1)
-            logger.info(
-                "context process: %d context(s) built, %.0f ms each (%.0f ms of its CPU)",
-                process.built,
-                1000 * process.waited / n,
-                1000 * process.cpu / n,
-            )
-            await process.close()
         await loop.run_in_executor(None, lander.close)  # (records whose waiter was cancelled)
         schedule.close()
         engines.close()
@@ -326,6 +317,15 @@ async def run_evaluation_async(
         old = {r.key for r in kept}
         run.done = kept + [r for r in run.done if r.key in redo and r.key not in old]
         run.pairs_done = list(pairs_kept.values())
+        if process is not None:  # (last: what the run keeps is safe first)
+            n = max(process.built, 1)
+            logger.info(
+                "context process: %d context(s) built, %.0f ms each (%.0f ms of its CPU)",
+                process.built,
+                1000 * process.waited / n,
+                1000 * process.cpu / n,
+            )
+            await process.close()
     return run
 
 
