@@ -280,9 +280,9 @@ class CallStore:
 
     def put_later(
         self, key: str, value: Any, failed: Callable[[BaseException], None] | None = None
-    ) -> None:
-        """`put` in the store's writer thread (returns at once); `failed(error)` there if
-        the write fails."""
+    ) -> Future[None]:
+        """`put` in the store's writer thread (returns at once: the write's future);
+        `failed(error)` there if the write fails."""
         self._writing[key] = value  # (read back from memory until it is on disk)
         with self._writer_lock:
             if self._writer is None:
@@ -299,6 +299,11 @@ class CallStore:
                 failed(error)
 
         done.add_done_callback(settled)
+        return done
+
+    def wait_written(self) -> None:
+        """Wait until every `put_later` so far is written (blocking; the writer goes on)."""
+        wait(list(self._pending))
 
     def flush(self) -> None:
         """Wait until every `put_later` so far is written, and stop the writer thread (a

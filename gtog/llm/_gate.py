@@ -23,8 +23,13 @@ run's end and the process's exit wait for those writes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import logging
 import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import Any
 
 from graphrag_cache import Cache
@@ -36,6 +41,36 @@ from gtog.llm._runcalls import CACHED_MARK, RunCalls, current_calls, model_calls
 __all__ = ["CALL_GATE", "CallGate", "RunCalls", "current_calls", "model_calls"]
 
 logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
+
+
+_pair_writes: contextvars.ContextVar[list[Future[None]] | None] = contextvars.ContextVar(
+    "gtog_pair_writes", default=None
+)
+
+
+@contextmanager
+def pair_writes() -> Iterator[None]:
+    """The calls made in the block (one pair's: its search and its judges) send a request
+    only once the replies they received before it are written: a kill then loses no reply
+    of a pair that went on to its next call, and a landed record's replies are stored."""
+    token = _pair_writes.set([])
+    try:
+        yield
+    finally:
+        _pair_writes.reset(token)
+
+
+async def _after_own_writes() -> None:
+    """Wait for the current pair's replies still on their way to the cache (the writer is
+    one thread, in order: its last write done, all are). Mostly done already: no wait."""
+    unsaved = _pair_writes.get()
+    if not unsaved:
+        return
+    last = unsaved[-1]
+    if not last.done():
+        with contextlib.suppress(Exception):  # (a failed write is logged where it failed)
+            await asyncio.wrap_future(last)
+    unsaved.clear()
 
 
 async def _blocking(fn: Any, *args: Any) -> Any:
@@ -69,6 +104,7 @@ class CallGate(Cache):
         refused = refusal()
         if refused is not None:
             raise refused
+        await _after_own_writes()
         return None
 
     async def set(self, key: str, value: Any, debug_data: dict | None = None) -> None:
@@ -84,7 +120,10 @@ class CallGate(Cache):
                 logger.warning("model-call cache: cannot write to %s: %s", store.root, exc)
 
         if threading.current_thread() is threading.main_thread():
-            store.put_later(key, value, failed)  # (its writer thread: the loop goes on)
+            written = store.put_later(key, value, failed)  # (its writer thread: the loop goes on)
+            unsaved = _pair_writes.get()
+            if unsaved is not None:
+                unsaved.append(written)
             return
         try:
             store.put(key, value)

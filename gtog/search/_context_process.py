@@ -43,6 +43,9 @@ _WORTH = 0.006
 """CPU seconds a build must take (on average, in a thread) to be sent to the child."""
 _SAMPLES = 4
 
+_PATIENCE = 60
+"""Seconds to wait for the child's answer before building in the thread for good."""
+
 _SWITCH = "GTOG_CONTEXT_PROCESS"
 """Environment: `0` never starts the context process, `1` always (tests), unset: by size."""
 
@@ -120,7 +123,21 @@ class ContextProcess:
         self._thread_cpu[id(builder)] = [_WORTH] * _SAMPLES  # (sent, whatever its builds take)
         await self._load(builder)
         loaded = self._loaded.get(self._ids.get(id(builder), -1))
-        return loaded is not None and await asyncio.shield(loaded)
+        if loaded is None:
+            return False
+        try:
+            return await asyncio.wait_for(asyncio.shield(loaded), _PATIENCE)
+        except TimeoutError:
+            logger.warning("context process: no answer in %d s; stopped", _PATIENCE)
+            self._stop()
+            return False
+
+    def _stop(self) -> None:
+        """Give up on the child: kill it (its reader then ends every wait)."""
+        if self._popen is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self._popen.kill()
+        self._fail()
 
     async def _read(self, stdout: asyncio.StreamReader) -> None:
         try:
@@ -223,7 +240,11 @@ class ContextProcess:
             return None
         sent = time.perf_counter()
         try:
-            context = await waiting
+            context = await asyncio.wait_for(asyncio.shield(waiting), _PATIENCE)
+        except TimeoutError:  # (an answer that never comes: the thread builds from now on)
+            logger.warning("context process: no answer in %d s; stopped", _PATIENCE)
+            self._stop()
+            return None
         finally:
             self._waiting.pop(rid, None)
         if context is not None:

@@ -191,6 +191,8 @@ async def run_evaluation_async(
         return run.budget is not None and run.budget.reached() is not None
 
     def land(records: Sequence[MethodRecord | PairRecord]) -> None:
+        if run.calls is not None and run.calls.store is not None:
+            run.calls.store.wait_written()  # (a landed record's replies are in the cache)
         checkpoint.append_many(records)
         save_spend(run, changed=True)
         for record in records:

@@ -200,8 +200,11 @@ class Abandoned(Exception):
 
 @contextmanager
 def pair_spending(run: EvalRun) -> Iterator[Budget]:
-    """A budget for the calls of one pair (its search and its judges) made in the block."""
-    with pair_budget(pair_limits(run)) as budget:
+    """A budget for the calls of one pair (its search and its judges) made in the block,
+    each request sent once the pair's earlier replies are in the cache."""
+    from gtog.llm._gate import pair_writes  # (graphrag's cache config: once calls are due)
+
+    with pair_budget(pair_limits(run)) as budget, pair_writes():
         yield budget
 
 

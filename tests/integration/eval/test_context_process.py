@@ -157,34 +157,3 @@ def test_a_run_with_the_process_writes_what_a_run_without_it_writes(
     assert len(contexts["1"]) == 2 * len(json.loads(EXAMPLE_QA.read_text()))
     assert all(contexts["1"].values())
     assert contexts["1"] == contexts["0"]
-
-
-def test_a_builder_whose_contexts_are_cheap_stays_in_the_thread(
-    llm_server: ScriptedServer, example_indexes: dict[str, Path]
-) -> None:
-    questions = _questions("orchard")
-
-    async def run() -> tuple[Any, Any, int]:
-        project = load_project(example_indexes["orchard"])
-        cheap, costly = [await build_engine("local", project, OPTIONS) for _ in range(2)]
-        builders = [e.engine.context_builder.inner for e in (cheap, costly)]  # type: ignore[attr-defined]
-        process = ContextProcess()
-        await process.attach()
-        try:
-            for builder, cpu in zip(builders, (0.002, 0.012), strict=True):
-                for _ in range(4):  # (what its first builds in a thread took)
-                    process.observe(builder, cpu)
-            assert not await process.ship(threading.Lock())  # ready (nothing it can hold)
-            with use_context_process(process):
-                await _contexts(costly, questions[:1])  # (sends the builder: built here)
-                assert process.built == 0
-                assert await process.ship(builders[1])  # (arrived)
-                in_thread = await _contexts(cheap, questions)
-                there = await _contexts(costly, questions)
-        finally:
-            await process.close()
-        return in_thread, there, process.built
-
-    in_thread, there, built = asyncio.run(run())
-    assert built == len(questions)  # the costly builder's, not the cheap one's
-    _same(in_thread, there)
