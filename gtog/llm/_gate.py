@@ -17,7 +17,9 @@ Outside a run (no `model_calls` block) the gate lets every request through and k
 nothing. Called on the main thread's event loop, it never waits on the disk: a reply is
 read in a worker thread (a key the store knows absent needs none: `CallStore.absent`) and
 written in the store's writer thread without being awaited (`CallStore.put_later`; the
-run's end and the process's exit wait for those writes).
+run's end and the process's exit wait for those writes). Inside a pair (`pair_writes`), a
+request goes out only once the pair's earlier replies are written, so a kill never pays
+again for a reply the pair had already gone past.
 """
 
 from __future__ import annotations
