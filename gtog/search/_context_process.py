@@ -22,22 +22,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import time
 import weakref
 from typing import Any
 
+from gtog.search._context_worker import HEADER, frame
 from gtog.search._offloop import portable_builder
 
 __all__ = ["ContextProcess", "wants_context_process"]
 
 logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
-
-_LENGTH = struct.Struct(">Q")
 
 _WORTH = 0.006
 """CPU seconds a build must take (on average, in a thread) to be sent to the child."""
@@ -120,17 +119,22 @@ class ContextProcess:
             await self._settled.wait()
         if self._dead:
             return False
-        self._thread_cpu[id(builder)] = [_WORTH] * _SAMPLES  # (sent, whatever its builds take)
+        self._thread_cpu[id(builder)] = [math.inf] * _SAMPLES  # (sent, whatever its builds take)
         await self._load(builder)
         loaded = self._loaded.get(self._ids.get(id(builder), -1))
         if loaded is None:
             return False
+        return bool(await self._answered(loaded, False))
+
+    async def _answered(self, answer: asyncio.Future[Any], otherwise: Any) -> Any:
+        """The child's `answer`; `otherwise` when none comes within `_PATIENCE` seconds
+        (the child is then stopped: the thread builds from now on)."""
         try:
-            return await asyncio.wait_for(asyncio.shield(loaded), _PATIENCE)
+            return await asyncio.wait_for(asyncio.shield(answer), _PATIENCE)
         except TimeoutError:
             logger.warning("context process: no answer in %d s; stopped", _PATIENCE)
             self._stop()
-            return False
+            return otherwise
 
     def _stop(self) -> None:
         """Give up on the child: kill it (its reader then ends every wait)."""
@@ -142,8 +146,8 @@ class ContextProcess:
     async def _read(self, stdout: asyncio.StreamReader) -> None:
         try:
             while True:
-                head = await stdout.readexactly(_LENGTH.size)
-                message = pickle.loads(await stdout.readexactly(_LENGTH.unpack(head)[0]))
+                head = await stdout.readexactly(HEADER.size)
+                message = pickle.loads(await stdout.readexactly(HEADER.unpack(head)[0]))
                 self._answer(message)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -192,9 +196,8 @@ class ContextProcess:
     def _send(self, message: tuple[Any, ...]) -> bool:
         if self._dead or self._stdin is None or self._stdin.is_closing():
             return False
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            self._stdin.write(_LENGTH.pack(len(data)) + data)
+            self._stdin.write(frame(message))
         except (ConnectionError, RuntimeError):
             self._fail()
             return False
@@ -240,11 +243,7 @@ class ContextProcess:
             return None
         sent = time.perf_counter()
         try:
-            context = await asyncio.wait_for(asyncio.shield(waiting), _PATIENCE)
-        except TimeoutError:  # (an answer that never comes: the thread builds from now on)
-            logger.warning("context process: no answer in %d s; stopped", _PATIENCE)
-            self._stop()
-            return None
+            context = await self._answered(waiting, None)
         finally:
             self._waiting.pop(rid, None)
         if context is not None:

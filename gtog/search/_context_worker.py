@@ -26,24 +26,30 @@ import time
 import traceback
 from typing import IO, Any
 
-__all__ = ["read_frame", "write_frame"]
+__all__ = ["HEADER", "frame", "read_frame", "write_frame"]
 
-_LENGTH = struct.Struct(">Q")
+HEADER = struct.Struct(">Q")
+"""A frame's header: the length of the pickle that follows."""
+
+
+def frame(message: Any) -> bytes:
+    """`message` as one frame (both ends write them so)."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return HEADER.pack(len(data)) + data
 
 
 def write_frame(out: IO[bytes], message: Any) -> None:
     """Write one message (blocking)."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    out.write(_LENGTH.pack(len(data)) + data)
+    out.write(frame(message))
     out.flush()
 
 
 def read_frame(source: IO[bytes]) -> Any:
     """The next message, or None at the end of the stream."""
-    head = source.read(_LENGTH.size)
-    if len(head) < _LENGTH.size:
+    head = source.read(HEADER.size)
+    if len(head) < HEADER.size:
         return None
-    (size,) = _LENGTH.unpack(head)
+    (size,) = HEADER.unpack(head)
     data = source.read(size)
     if len(data) < size:
         return None

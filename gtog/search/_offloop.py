@@ -212,9 +212,9 @@ class QueryEmbedder:
 
     def embedding(self, **kwargs: Any) -> Any:
         """The prefetched response for `input=[query]`, else the model's own call."""
-        ready = _embedded.get()
-        if ready is not None and kwargs == {"input": [ready[0]]}:
-            return ready[1]
+        ready = _prefetched(kwargs)
+        if ready is not None:
+            return ready
         response = None
         if set(kwargs) == {"input"}:
             response = take_ahead(model_config_of(self.inner), kwargs["input"])
@@ -240,8 +240,9 @@ class OffLoopSearch:
     """An engine whose synchronous context building stays off the event loop.
 
     `search` fetches the query's embedding asynchronously (when the builder has a
-    `text_embedder`), builds the context in a worker thread (`context_threads`' pool, else
-    the loop's default executor), then runs the engine's own `search`, whose builder hands
+    `text_embedder`), builds the context in the run's context process
+    (`use_context_process`) or else a worker thread (`context_threads`' pool, else the
+    loop's default executor), then runs the engine's own `search`, whose builder hands
     that context back.
     """
 
@@ -262,7 +263,8 @@ class OffLoopSearch:
                 rel.attributes = QuestionAttributes(rel.attributes)
 
     async def search(self, query: str, **kwargs: Any) -> SearchResult:
-        """Build the context in a thread, then search with it.
+        """Build the context (in the context process where it can, else in a thread), then
+        search with it.
 
         A builder whose `build_context` is a coroutine (and calls no model) is run to its
         end in the thread.
@@ -319,10 +321,16 @@ class PrefetchedOnly:
 
     def embedding(self, **kwargs: Any) -> Any:
         """The prefetched response for `input=[query]`."""
-        ready = _embedded.get()
-        if ready is not None and kwargs == {"input": [ready[0]]}:
-            return ready[1]
+        ready = _prefetched(kwargs)
+        if ready is not None:
+            return ready
         raise RuntimeError("the context process embeds no text but the question's")
+
+
+def _prefetched(kwargs: dict[str, Any]) -> Any:
+    """The response fetched for this question's query, when `kwargs` ask for exactly it."""
+    ready = _embedded.get()
+    return ready[1] if ready is not None and kwargs == {"input": [ready[0]]} else None
 
 
 def portable_builder(builder: Any) -> bytes:
