@@ -17,6 +17,10 @@ graphrag's (a test checks that too). `PRIVATE_NAMES` lists them.
 - `vector_row_data`: a graphrag vector store's `_extract_data` (LanceDB's), a row's data fields.
 - `swapped_default_executor`: asyncio's `loop._default_executor` (no public getter), put back
   after a run that set its own.
+- `native_event_loop`: a loop whose tasks and futures are asyncio's C ones (`_asyncio.Task`,
+  `_asyncio.Future`). Importing graphrag_llm applies nest_asyncio2, which makes every task and
+  future in the process the pure-Python kind (`asyncio.tasks._PyTask`) on Python < 3.14, and
+  an evaluation creates tens of them a question.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ from typing import Any
 __all__ = [
     "PRIVATE_NAMES",
     "check_internals",
+    "is_native_loop",
     "model_config_of",
+    "native_event_loop",
     "seed_drift_primer",
     "set_drift_models",
     "swapped_default_executor",
@@ -94,6 +100,37 @@ def swapped_default_executor(loop: asyncio.AbstractEventLoop, pool: Executor) ->
         loop._default_executor = previous  # type: ignore[attr-defined]
 
 
+try:
+    import _asyncio as _c_asyncio  # asyncio's C tasks and futures
+except ImportError:  # pragma: no cover - a Python built without the C accelerator
+    _c_asyncio = None
+
+
+class _NativeLoop(asyncio.SelectorEventLoop):
+    """`native_event_loop`'s kind of loop: its futures are asyncio's C ones."""
+
+    def create_future(self) -> asyncio.Future[Any]:
+        if _c_asyncio is None:  # pragma: no cover
+            return super().create_future()
+        return _c_asyncio.Future(loop=self)
+
+
+def native_event_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop making asyncio's C tasks and futures (where the C module exists),
+    whatever nest_asyncio2 made of `asyncio.Task` and `asyncio.Future`."""
+    loop = _NativeLoop()
+    if _c_asyncio is not None:
+        task = _c_asyncio.Task
+        loop.set_task_factory(lambda loop, coro, **kwargs: task(coro, loop=loop, **kwargs))
+    return loop
+
+
+def is_native_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether `loop` came from `native_event_loop` (nest_asyncio2 cannot re-enter its C
+    tasks: a loop run inside it would never finish)."""
+    return isinstance(loop, _NativeLoop)
+
+
 def check_internals() -> list[str]:
     """What the installed graphrag, graphrag_llm and asyncio no longer have of what this
     module uses (empty when all is there)."""
@@ -129,4 +166,19 @@ def check_internals() -> list[str]:
             missing.append("asyncio's loop._default_executor")
     finally:
         loop.close()
+    if _c_asyncio is not None and not (
+        isinstance(_c_asyncio.Task, type) and isinstance(_c_asyncio.Future, type)
+    ):
+        missing.append("asyncio's C module _asyncio.Task / _asyncio.Future")
+    native = native_event_loop()
+    try:
+
+        async def probe() -> tuple[type, type]:
+            return type(asyncio.current_task()), type(native.create_future())
+
+        kinds = native.run_until_complete(probe())
+        if _c_asyncio is not None and kinds != (_c_asyncio.Task, _c_asyncio.Future):
+            missing.append("a native loop's C tasks and futures")
+    finally:
+        native.close()
     return missing

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
 import sys
 import threading
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 
+from gtog._internals import is_native_loop, native_event_loop
 from gtog.llm._ahead import take_ahead
 from gtog.llm._budget import charge
 from gtog.llm._cache import key_creator
@@ -52,14 +54,16 @@ _GOOGLE_WIRE = {"gemini", "vertex_ai", "vertex_ai_beta"}
 
 
 def _supports_schema(config: ModelConfig) -> bool:
+    return _supports_response_schema(config.model, config.model_provider)
+
+
+@functools.lru_cache(maxsize=64)
+def _supports_response_schema(model: str, provider: str) -> bool:
+    """LiteLLM's answer, once per model (it looks the model up in its tables: ~0.3 ms)."""
     try:
         import litellm
 
-        return bool(
-            litellm.supports_response_schema(
-                model=config.model, custom_llm_provider=config.model_provider
-            )
-        )
+        return bool(litellm.supports_response_schema(model=model, custom_llm_provider=provider))
     except Exception:  # LiteLLM raises for models it does not know
         return False
 
@@ -191,23 +195,71 @@ def reply_of(response: Any, messages: list[dict[str, Any]], model: ChatModel) ->
     )
 
 
-async def _stop_litellm_worker() -> None:
-    """Stop LiteLLM's logging worker before its loop closes (else: "Task was destroyed").
-
-    Nothing to stop (and nothing imported) when LiteLLM was never loaded.
-    """
+def _litellm_workers(loop: asyncio.AbstractEventLoop) -> list[asyncio.Task[Any]]:
+    """LiteLLM's logging-worker tasks on `loop` (none when LiteLLM was never loaded)."""
     if "litellm" not in sys.modules:
-        return
+        return []
     try:
-        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+        from litellm.litellm_core_utils.logging_worker import LoggingWorker
     except ImportError:  # pragma: no cover - older LiteLLM has no worker
-        return
-    with contextlib.suppress(Exception):  # shutting down: nothing to do with a failure
-        await GLOBAL_LOGGING_WORKER.stop()
+        return []
+    name = LoggingWorker._worker_loop.__qualname__
+    return [t for t in asyncio.all_tasks(loop) if _coro_name(t) == name]
+
+
+def _coro_name(task: asyncio.Task[Any]) -> str:
+    return str(getattr(task.get_coro(), "__qualname__", ""))
+
+
+def _settle_default_loop() -> None:
+    """Stop LiteLLM's logging worker where an earlier `asyncio.run` in this thread left it
+    (graphrag_llm's nest_asyncio2 keeps that loop open), before `run_sync`'s loop starts.
+
+    LiteLLM moves its worker to whichever loop logs next and drops the old task without
+    cancelling it, which then says "Task was destroyed but it is pending" when collected.
+    """
+    with contextlib.suppress(Exception):  # (no default loop, a loop in use: nothing to do)
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+        if loop.is_running() or loop.is_closed():
+            return
+        workers = _litellm_workers(loop)
+        for task in workers:
+            task.cancel()
+        if workers:
+            loop.run_until_complete(asyncio.gather(*workers, return_exceptions=True))
+
+
+async def _settle_loop(own: bool) -> None:
+    """On run_sync's `own` loop, cancel its other tasks; then stop LiteLLM's logging worker
+    if it runs on this loop, before the loop closes (else: "Task was destroyed but it is
+    pending" at exit).
+
+    In that order: a call cancelled here logs its failure through LiteLLM, which starts the
+    worker again. A caller's loop (a nested run_sync) keeps its tasks, among them the one
+    waiting for this. Nothing to stop (and nothing imported) when LiteLLM was never loaded.
+    """
+    leftovers: list[asyncio.Task[Any]] = []
+    if own:
+        current = asyncio.current_task()
+        leftovers = [task for task in asyncio.all_tasks() if task is not current]
+        for task in leftovers:
+            task.cancel()
+        await asyncio.gather(*leftovers, return_exceptions=True)
+    worker_here = any(_coro_name(task).startswith("LoggingWorker.") for task in leftovers)
+    if "litellm" in sys.modules and (worker_here or not own):
+        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+        with contextlib.suppress(Exception):  # shutting down: nothing to do with a failure
+            await GLOBAL_LOGGING_WORKER.stop()
 
 
 def run_sync(awaitable: Any) -> Any:
-    """`asyncio.run(awaitable)`, then LiteLLM's background worker is stopped cleanly.
+    """`asyncio.run(awaitable)`, then the loop's leftover tasks are cancelled and LiteLLM's
+    background worker is stopped cleanly.
+
+    The loop makes asyncio's C tasks and futures (`gtog._internals.native_event_loop`: once
+    graphrag_llm is imported, `asyncio.run` would make pure-Python ones, slower by about a
+    quarter).
 
     In the main thread, Ctrl-C (and SIGTERM) cancel the work inside the loop, so its
     `finally` blocks run in order, and then raise `KeyboardInterrupt`. (graphrag_llm applies
@@ -241,9 +293,28 @@ def run_sync(awaitable: Any) -> Any:
         finally:
             for signum in handled:
                 loop.remove_signal_handler(signum)
-            await _stop_litellm_worker()
+            await _settle_loop(own=running is None)
 
-    result = asyncio.run(main())
+    try:
+        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is not None and is_native_loop(running):
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()  # (never awaited: no warning about it)
+        raise RuntimeError("run_sync inside run_sync's own loop: await the coroutine instead")
+    if running is None:
+        _settle_default_loop()
+        loop = native_event_loop()
+        try:
+            result = loop.run_until_complete(main())
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+    else:  # called inside a running loop (graphrag_llm's nest_asyncio2 allows it)
+        result = asyncio.run(main())
     if interrupted:
         raise KeyboardInterrupt
     return result

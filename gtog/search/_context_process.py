@@ -31,7 +31,7 @@ import time
 import weakref
 from typing import Any
 
-from gtog.search._context_worker import HEADER, frame
+from gtog.search._context_worker import HEADER, frame, unpacked
 from gtog.search._offloop import portable_builder
 
 __all__ = ["ContextProcess", "wants_context_process"]
@@ -178,7 +178,7 @@ class ContextProcess:
             if kind == "built":
                 self.cpu += message[3]
             if waiting is not None and not waiting.done():
-                waiting.set_result(message[2] if kind == "built" else None)
+                waiting.set_result(unpacked(message[2]) if kind == "built" else None)
 
     def _fail(self) -> None:
         """The child is gone: every waiter builds in its thread from now on."""

@@ -8,8 +8,8 @@ was started with (the library's own prints go to stderr):
 - `("load", bid, builder)`: keep a context builder (`portable_builder`'s copy) as `bid`;
   answered `("loaded", bid, None)` or `("loaded", bid, error text)`;
 - `("build", rid, bid, query, embedding, params)`: build the context of `query` with the
-  query's embedding response given; answered `("built", rid, context)` or
-  `("failed", rid, error text)`;
+  query's embedding response given; answered `("built", rid, context, cpu seconds)` (the
+  context's tables each pickled on their own: `packed`) or `("failed", rid, error text)`;
 - `("drop", bid)`: forget a builder (its index is done).
 
 It says `("ready",)` once its imports are done, and ends at the end of stdin.
@@ -26,7 +26,7 @@ import time
 import traceback
 from typing import IO, Any
 
-__all__ = ["HEADER", "frame", "read_frame", "write_frame"]
+__all__ = ["HEADER", "LazyTables", "frame", "packed", "read_frame", "unpacked", "write_frame"]
 
 HEADER = struct.Struct(">Q")
 """A frame's header: the length of the pickle that follows."""
@@ -56,6 +56,80 @@ def read_frame(source: IO[bytes]) -> Any:
     return pickle.loads(data)
 
 
+class _Pickled(bytes):
+    """One table, pickled."""
+
+
+class LazyTables(dict):  # type: ignore[type-arg]
+    """A context's `context_records` as the child sent them: each table is unpickled the
+    first time it is read (a local context's five small DataFrames take the event loop
+    ~1.5 ms to unpickle, and a run reads one of them, the sources).
+
+    Reading goes through `__getitem__` whichever way it is done (`get`, `items`, `values`,
+    iteration, `dict(tables)`, pickling); only `dict.__getitem__` and friends would see a
+    table still pickled.
+    """
+
+    def __getitem__(self, key: Any) -> Any:
+        value = dict.__getitem__(self, key)
+        if isinstance(value, _Pickled):
+            value = pickle.loads(value)
+            dict.__setitem__(self, key, value)
+        return value
+
+    def __iter__(self) -> Any:  # (not the C fast path: `dict(tables)` reads through here)
+        return dict.__iter__(self)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if key in self else default  # noqa: SIM401 (this is `get`)
+
+    def values(self) -> Any:
+        return [self[key] for key in self]
+
+    def items(self) -> Any:
+        return [(key, self[key]) for key in self]
+
+    def copy(self) -> dict[Any, Any]:
+        return dict(self.items())
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        if key in self:
+            value = self[key]
+            dict.__delitem__(self, key)
+            return value
+        return dict.pop(self, key, *default)
+
+    def __eq__(self, other: object) -> bool:
+        return dict(self.items()) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self.items()),))
+
+
+def packed(context: Any) -> Any:
+    """`context` with its `context_records` tables each pickled (the child's side)."""
+    tables = getattr(context, "context_records", None)
+    if isinstance(tables, dict):
+        context.context_records = {
+            key: _Pickled(pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL))
+            for key, table in tables.items()
+        }
+    return context
+
+
+def unpacked(context: Any) -> Any:
+    """`packed`'s context as the parent reads it: its tables unpickled when first read."""
+    tables = getattr(context, "context_records", None)
+    if isinstance(tables, dict):
+        context.context_records = LazyTables(tables)
+    return context
+
+
 def _serve(source: IO[bytes], out: IO[bytes]) -> None:
     import contextvars
 
@@ -65,6 +139,10 @@ def _serve(source: IO[bytes], out: IO[bytes]) -> None:
     import graphrag_llm.tokenizer.lite_llm_tokenizer  # noqa: F401  (LiteLLM: seconds)
 
     from gtog.search import _offloop, _vectors  # noqa: F401
+
+    # (this module runs as __main__: its importable copy's `packed`, whose tables the parent
+    # can unpickle)
+    from gtog.search._context_worker import packed
 
     builders: dict[int, Any] = {}
     write_frame(out, ("ready",))
@@ -87,6 +165,7 @@ def _serve(source: IO[bytes], out: IO[bytes]) -> None:
                 context = question.run(
                     _offloop.build_prefetched, builders[bid], query, embedding, params
                 )
+                context = packed(context)
                 write_frame(out, ("built", rid, context, time.process_time() - began))
             except Exception:
                 write_frame(out, ("failed", rid, traceback.format_exc()))
