@@ -20,7 +20,9 @@ graphrag's (a test checks that too). `PRIVATE_NAMES` lists them.
 - `native_event_loop`: a loop whose tasks and futures are asyncio's C ones (`_asyncio.Task`,
   `_asyncio.Future`). Importing graphrag_llm applies nest_asyncio2, which makes every task and
   future in the process the pure-Python kind (`asyncio.tasks._PyTask`) on Python < 3.14, and
-  an evaluation creates tens of them a question.
+  an evaluation creates tens of them a question; and patches loops' classes with its own
+  scheduler (kept off this loop by its `_nest_patched` marker: `BaseEventLoop`'s `_run_once`,
+  `_check_running`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ __all__ = [
 
 PRIVATE_NAMES = (
     "_model_config",
+    "_nest_patched",
+    "_run_once",
+    "_check_running",
     "_map_response_single_batch",
     "_extract_data",
     "_default_executor",
@@ -107,7 +112,18 @@ except ImportError:  # pragma: no cover - a Python built without the C accelerat
 
 
 class _NativeLoop(asyncio.SelectorEventLoop):
-    """`native_event_loop`'s kind of loop: its futures are asyncio's C ones."""
+    """`native_event_loop`'s kind of loop: its futures are asyncio's C ones, and it runs
+    asyncio's own `_run_once`. nest_asyncio2 patches the class of every loop it sees (the
+    running one too, when graphrag_llm is first imported mid-run) with a re-entrant
+    pure-Python scheduler; marked as patched, this one is left alone, and its methods are
+    `BaseEventLoop`'s, which nest_asyncio2 never touches. (A loop run inside it raises
+    "This event loop is already running" rather than hanging on a C task re-entered.)"""
+
+    _nest_patched = True
+    run_forever = asyncio.BaseEventLoop.run_forever
+    run_until_complete = asyncio.BaseEventLoop.run_until_complete
+    _run_once = asyncio.BaseEventLoop._run_once  # type: ignore[attr-defined]
+    _check_running = asyncio.BaseEventLoop._check_running  # type: ignore[attr-defined]
 
     def create_future(self) -> asyncio.Future[Any]:
         if _c_asyncio is None:  # pragma: no cover
@@ -177,6 +193,10 @@ def check_internals() -> list[str]:
             return type(asyncio.current_task()), type(native.create_future())
 
         kinds = native.run_until_complete(probe())
+        if not callable(getattr(asyncio.BaseEventLoop, "_run_once", None)):
+            missing.append("asyncio.BaseEventLoop._run_once")
+        if not callable(getattr(asyncio.BaseEventLoop, "_check_running", None)):
+            missing.append("asyncio.BaseEventLoop._check_running")
         if _c_asyncio is not None and kinds != (_c_asyncio.Task, _c_asyncio.Future):
             missing.append("a native loop's C tasks and futures")
     finally:

@@ -9,6 +9,7 @@ import _asyncio
 import asyncio
 
 import graphrag_llm  # noqa: F401  (patches asyncio the way a real run has it)
+import nest_asyncio2
 import pytest
 from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
@@ -24,6 +25,28 @@ def test_graphrag_llm_makes_asyncio_tasks_pure_python_and_run_sync_does_not() ->
 
     assert asyncio.Task is not _asyncio.Task  # (what nest_asyncio2 did, Python < 3.14)
     assert run_sync(kinds()) == {_asyncio.Task, _asyncio.Future}
+
+
+def test_nest_asyncio2_applied_mid_run_leaves_its_loop_alone() -> None:
+    """graphrag_llm is first imported during a CLI run: its `nest_asyncio2.apply()` patches
+    the running loop's class with its own scheduler, unless the loop says it is patched."""
+
+    async def apply_then_nest() -> tuple[bool, str]:
+        nest_asyncio2.apply()
+        loop = asyncio.get_running_loop()
+        own = type(loop).run_until_complete is asyncio.BaseEventLoop.run_until_complete
+        if not own:
+            return own, "patched (re-entering a C task would hang)"
+        inner = asyncio.sleep(0)
+        try:
+            loop.run_until_complete(inner)
+        except RuntimeError as error:
+            return own, str(error)
+        finally:
+            inner.close()
+        return own, "re-entered"
+
+    assert run_sync(apply_then_nest()) == (True, "This event loop is already running")
 
 
 def test_inside_a_caller_s_loop_it_runs_there_and_inside_its_own_it_says_await() -> None:
