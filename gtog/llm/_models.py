@@ -245,7 +245,9 @@ async def _settle_loop(own: bool) -> None:
         for task in leftovers:
             task.cancel()
         await asyncio.gather(*leftovers, return_exceptions=True)
-    worker_here = any(_coro_name(task).startswith("LoggingWorker.") for task in leftovers)
+    worker_here = bool(_litellm_workers(asyncio.get_running_loop())) or any(
+        _coro_name(task).startswith("LoggingWorker.") for task in leftovers
+    )  # (the worker started again by a cancelled call's log is not among the leftovers)
     if "litellm" in sys.modules and (worker_here or not own):
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
