@@ -182,10 +182,9 @@ def check_internals() -> list[str]:
             missing.append("asyncio's loop._default_executor")
     finally:
         loop.close()
-    if _c_asyncio is not None and not (
-        isinstance(_c_asyncio.Task, type) and isinstance(_c_asyncio.Future, type)
-    ):
-        missing.append("asyncio's C module _asyncio.Task / _asyncio.Future")
+    for name in ("_run_once", "_check_running"):
+        if not callable(getattr(asyncio.BaseEventLoop, name, None)):
+            missing.append(f"asyncio.BaseEventLoop.{name}")
     native = native_event_loop()
     try:
 
@@ -193,12 +192,8 @@ def check_internals() -> list[str]:
             return type(asyncio.current_task()), type(native.create_future())
 
         kinds = native.run_until_complete(probe())
-        if not callable(getattr(asyncio.BaseEventLoop, "_run_once", None)):
-            missing.append("asyncio.BaseEventLoop._run_once")
-        if not callable(getattr(asyncio.BaseEventLoop, "_check_running", None)):
-            missing.append("asyncio.BaseEventLoop._check_running")
         if _c_asyncio is not None and kinds != (_c_asyncio.Task, _c_asyncio.Future):
-            missing.append("a native loop's C tasks and futures")
+            missing.append("a native loop's C tasks and futures (_asyncio.Task, .Future)")
     finally:
         native.close()
     return missing

@@ -195,16 +195,10 @@ def reply_of(response: Any, messages: list[dict[str, Any]], model: ChatModel) ->
     )
 
 
-def _litellm_workers(loop: asyncio.AbstractEventLoop) -> list[asyncio.Task[Any]]:
-    """LiteLLM's logging-worker tasks on `loop` (none when LiteLLM was never loaded)."""
-    if "litellm" not in sys.modules:
-        return []
-    try:
-        from litellm.litellm_core_utils.logging_worker import LoggingWorker
-    except ImportError:  # pragma: no cover - older LiteLLM has no worker
-        return []
-    name = LoggingWorker._worker_loop.__qualname__
-    return [t for t in asyncio.all_tasks(loop) if _coro_name(t) == name]
+def _litellm_tasks(tasks: Any) -> list[asyncio.Task[Any]]:
+    """LiteLLM's logging-worker tasks among `tasks` (its worker loop and the log tasks it
+    runs)."""
+    return [t for t in tasks if _coro_name(t).startswith("LoggingWorker.")]
 
 
 def _coro_name(task: asyncio.Task[Any]) -> str:
@@ -218,11 +212,13 @@ def _settle_default_loop() -> None:
     LiteLLM moves its worker to whichever loop logs next and drops the old task without
     cancelling it, which then says "Task was destroyed but it is pending" when collected.
     """
+    if "litellm" not in sys.modules:
+        return
     with contextlib.suppress(Exception):  # (no default loop, a loop in use: nothing to do)
         loop = asyncio.get_event_loop_policy().get_event_loop()
         if loop.is_running() or loop.is_closed():
             return
-        workers = _litellm_workers(loop)
+        workers = _litellm_tasks(asyncio.all_tasks(loop))
         for task in workers:
             task.cancel()
         if workers:
@@ -245,9 +241,8 @@ async def _settle_loop(own: bool) -> None:
         for task in leftovers:
             task.cancel()
         await asyncio.gather(*leftovers, return_exceptions=True)
-    worker_here = bool(_litellm_workers(asyncio.get_running_loop())) or any(
-        _coro_name(task).startswith("LoggingWorker.") for task in leftovers
-    )  # (the worker started again by a cancelled call's log is not among the leftovers)
+    # (the worker cancelled among the leftovers, or started again by a cancelled call's log)
+    worker_here = bool(_litellm_tasks([*leftovers, *asyncio.all_tasks()]))
     if "litellm" in sys.modules and (worker_here or not own):
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 

@@ -99,10 +99,8 @@ class LazyTables(dict):  # type: ignore[type-arg]
             return value
         return dict.pop(self, key, *default)
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: object) -> bool:  # (and so unhashable, as a dict is)
         return dict(self.items()) == other
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr(dict(self.items()))
