@@ -10,11 +10,13 @@ another core.
 
 The child is spawned before the run's own imports (its imports take as long) and fed from
 the event loop through its pipes (no thread between): each builder is pickled once
-(`portable_builder`, in a worker thread) and sent; each question sends its query and
-embedding and gets the context back. Until the child is ready, for a builder whose contexts
-are cheap (basic search's 3 ms: sending and reading back cost the loop more) or that cannot
-be pickled, and after any failure of the child, contexts are built in the context thread
-as before: the same context either way.
+(`portable_builder`, in a worker thread) and sent as soon as it is known to be worth it (its
+first builds, or an earlier builder of its type: the next index's is sent at its first
+question), ready or not (the pipe holds it); each question sends its query and embedding and
+gets the context back. Until the child holds the builder, for a builder whose contexts are
+cheap (basic search's 3 ms: sending and reading back cost the loop more) or that cannot be
+pickled, and after any failure of the child, contexts are built in the context thread as
+before: the same context either way.
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ class ContextProcess:
         self._loaded: dict[int, asyncio.Future[bool]] = {}  # builder's id -> in the child?
         self._ids: dict[int, int] = {}  # id(builder) -> its id in the child
         self._thread_cpu: dict[int, list[float]] = {}  # id(builder) -> its first builds' CPU
+        self._types: dict[type, bool] = {}  # a builder type -> whether its first was worth it
+        self._sending: set[asyncio.Task[int | None]] = set()
         self._tracked: set[int] = set()
         self._started = 0.0
         self.built = 0
@@ -212,26 +216,38 @@ class ContextProcess:
         if len(seen) < _SAMPLES:
             seen.append(cpu)
             if len(seen) == _SAMPLES:
-                mean = 1000 * sum(seen) / len(seen)
-                where = "the context process" if self._worth(builder) else "a thread"
+                mean = sum(seen) / len(seen)
+                worth = self._types[type(builder)] = mean >= _WORTH
+                where = "the context process" if worth else "a thread"
                 name = type(builder).__name__
-                logger.info("%s: %.1f ms of CPU a context: built in %s", name, mean, where)
+                logger.info("%s: %.1f ms of CPU a context: built in %s", name, 1000 * mean, where)
+                if worth and not self._dead and id(builder) not in self._ids:
+                    self._send_now(builder)  # (not at the next question: it may be a round away)
+
+    def _send_now(self, builder: Any) -> None:
+        """Send `builder` to the child in a task of its own (no question waits for it)."""
+        task = asyncio.get_running_loop().create_task(self._load(builder))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
     def _worth(self, builder: Any) -> bool:
         """Whether `builder`'s contexts take long enough to build (`_WORTH` of CPU, over its
-        first `_SAMPLES` builds in a thread) to gain from the child: sending the question
-        and reading its context back costs the event loop a few ms, and a cheap build (basic
-        search's: 3 ms) is slower there than here."""
+        first `_SAMPLES` builds in a thread; until then, what its type's first builder
+        showed) to gain from the child: sending the question and reading its context back
+        costs the event loop a few ms, and a cheap build (basic search's: 3 ms) is slower
+        there than here."""
         seen = self._thread_cpu.get(id(builder), [])
-        return len(seen) >= _SAMPLES and sum(seen) / len(seen) >= _WORTH
+        if len(seen) >= _SAMPLES:
+            return sum(seen) / len(seen) >= _WORTH
+        return self._types.get(type(builder), False)
 
     async def build(self, builder: Any, query: str, response: Any, params: dict[str, Any]) -> Any:
         """`builder`'s context of `query` built in the child, or None when the child cannot
         (not ready yet, a cheap builder, the builder not picklable, a failure: build it
         here instead)."""
-        if self._dead or not self._ready or not self._worth(builder):
+        if self._dead or not self._worth(builder):
             return None
-        bid = await self._load(builder)
+        bid = await self._load(builder)  # (sent ready or not: it waits in the pipe)
         if bid is None:
             return None
         self._next += 1
@@ -300,6 +316,8 @@ class ContextProcess:
         """End the child: its stdin closed, then waited for (killed after 5 s; at once
         when it was not ready yet: nothing it does then is needed)."""
         self._dead = True
+        for task in list(self._sending):
+            task.cancel()
         if self._stdin is not None:
             self._stdin.close()
         popen, self._popen = self._popen, None

@@ -8,6 +8,10 @@ them once and `MemoryVectors` ranks by the same measure LanceDB's default uses (
 Euclidean distance, score `1 - |distance|`, like graphrag's store), exactly, in float32.
 
 Tables above `MAX_BYTES` of vectors, and searches with filters, stay with the store.
+
+Pickled (the context process's copy), it keeps the store's settings but not the store
+(`DetachedStore`): unpickling it needs no LanceDB, whose import took the context process 1.2-2.6
+s before it could build its first context.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from graphrag_vectors.vector_store import (
 
 from gtog._internals import vector_row_data
 
-__all__ = ["MAX_BYTES", "MemoryVectors", "in_memory"]
+__all__ = ["MAX_BYTES", "DetachedStore", "MemoryVectors", "in_memory"]
 
 logger = logging.getLogger(__name__.replace("._", "."))  # eval.log names the module as before
 
@@ -44,6 +48,7 @@ class MemoryVectors(VectorStore):
         self.inner = inner
         self._rows = rows
         self._matrix = matrix
+        self._data: list[dict[str, Any]] | None = None  # (the pickled copy's: rows' data)
 
     def __getattr__(self, name: str) -> Any:
         if name == "inner":  # (not set yet: an object being unpickled)
@@ -51,19 +56,18 @@ class MemoryVectors(VectorStore):
         return getattr(self.inner, name)
 
     def __getstate__(self) -> dict[str, Any]:
-        """What pickling keeps (the context process's copy): the rows, the matrix and the
-        store's settings, not its connection (filtered searches, writes: none there)."""
-        import copy
-
-        inner = copy.copy(self.inner)
-        for connection in ("db_connection", "document_collection"):
-            if connection in vars(inner):
-                setattr(inner, connection, None)
-        return {"inner": inner, "_rows": self._rows, "_matrix": self._matrix}
+        """What pickling keeps (the context process's copy): the rows, the matrix, each row's
+        data as an unfiltered search returns it, and the store's settings, not the store
+        (filtered searches, writes: none there)."""
+        data = self._data
+        if data is None:
+            data = [vector_row_data(self.inner, row, None) for row in self._rows]
+        inner = self.inner if isinstance(self.inner, DetachedStore) else DetachedStore(self.inner)
+        return {"inner": inner, "_rows": self._rows, "_matrix": self._matrix, "_data": data}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """The pickled copy's state."""
-        self.__dict__.update(state)
+        self.__dict__.update({"_data": None, **state})
 
     def similarity_search_by_vector(
         self,
@@ -90,7 +94,11 @@ class MemoryVectors(VectorStore):
                     document=VectorStoreDocument(
                         id=row[inner.id_field],
                         vector=self._matrix[i].tolist() if include_vectors else None,
-                        data=vector_row_data(inner, row, select),
+                        data=(
+                            dict(self._data[i])
+                            if select is None and self._data is not None
+                            else vector_row_data(inner, row, select)
+                        ),
                         create_date=row.get(inner.create_date_field),
                         update_date=row.get(inner.update_date_field),
                     ),
@@ -132,6 +140,25 @@ class MemoryVectors(VectorStore):
     def update(self, document: VectorStoreDocument) -> None:
         """The wrapped store's."""
         self.inner.update(document)
+
+
+class DetachedStore:
+    """A vector store's settings without the store: what a pickled `MemoryVectors` holds.
+
+    Its fields (`id_field`, `fields`, the index name, ...) are there to read; anything else
+    the store does raises `AttributeError` (in the context process, a build that needs it
+    fails there and is made in the run's thread instead).
+    """
+
+    _CONNECTIONS = ("db_connection", "document_collection")
+
+    def __init__(self, store: Any) -> None:
+        settings = {k: v for k, v in vars(store).items() if k not in self._CONNECTIONS}
+        self.__dict__.update(settings, _store_type=type(store).__name__)
+
+    def __getattr__(self, name: str) -> Any:
+        kind = self.__dict__.get("_store_type", "vector")
+        raise AttributeError(f"{name!r}: the {kind} store itself is not in this process")
 
 
 def in_memory(store: VectorStore, max_bytes: int = MAX_BYTES) -> VectorStore:

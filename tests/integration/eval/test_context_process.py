@@ -80,6 +80,56 @@ def test_the_process_builds_the_contexts_the_thread_builds_but_for_what_it_canno
     asyncio.run(run())
 
 
+def test_a_builder_goes_to_the_process_once_worth_it_and_the_next_of_its_type_at_once(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path]
+) -> None:
+    """The 6 ms rule: a builder whose first four thread builds took 6 ms of CPU or more on
+    average is sent at once (no question has to ask); the next builder of its type at its
+    first question, before any build of its own; a cheap builder never."""
+    question = _questions("orchard")[0]
+
+    async def run() -> None:
+        built = {}
+        for key, method in (("lighthouse", "local"), ("orchard", "local"), ("orchard", "basic")):
+            engine = await build_engine(method, load_project(example_indexes[key]), OPTIONS)
+            builder = engine.engine.context_builder.inner  # type: ignore[attr-defined]
+            params = engine.engine.context_builder_params  # type: ignore[attr-defined]
+            response = await builder.text_embedder.embed_async(question)
+            built[key, method] = (builder, response, params)
+        first, second, cheap = built.values()
+
+        async def build(entry: tuple[Any, Any, dict[str, Any]]) -> Any:
+            return await process.build(entry[0], question, entry[1], entry[2])
+
+        async def held(builder: Any) -> None:  # the child's answer to its loading
+            assert await asyncio.wait_for(process._loaded[process._ids[id(builder)]], 60)
+
+        process = ContextProcess()
+        await process.attach()
+        try:
+            for builder, cpu in ((first[0], 0.008), (cheap[0], 0.003)):
+                assert await build((builder, None, {})) is None  # (no thread builds seen yet)
+                for _ in range(4):
+                    process.observe(builder, cpu)
+            await asyncio.gather(*process._sending)
+            assert id(first[0]) in process._ids  # sent on the fourth, with no question asking
+            await held(first[0])
+            assert (await build(first)) is not None and process.built == 1
+
+            assert await build(second) is None  # its type's first was worth it: sent now
+            await held(second[0])
+            assert (await build(second)) is not None and process.built == 2
+
+            assert await build(cheap) is None and id(cheap[0]) not in process._ids
+            for _ in range(4):  # its own first builds, cheap: in the thread from then on
+                process.observe(second[0], 0.003)
+            assert await build(second) is None and process.built == 2
+        finally:
+            await process.close()
+
+    asyncio.run(run())
+
+
 def test_when_the_process_dies_the_thread_builds_the_rest(
     llm_server: ScriptedServer, example_indexes: dict[str, Path]
 ) -> None:

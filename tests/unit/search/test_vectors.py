@@ -94,3 +94,53 @@ def test_large_tables_and_other_stores_are_left_alone(
     empty = LanceDBVectorStore(db_uri=str(tmp_path), index_name="missing", vector_size=DIMS)
     empty.connect()  # no such table: nothing to copy
     assert in_memory(empty) is empty
+
+
+_UNPICKLE = """
+import json, pickle, sys
+import gtog.search._vectors  # noqa: F401  (what the context process has imported)
+memory = pickle.loads(sys.stdin.buffer.read())
+found = [
+    [r.document.id, r.document.data, r.score]
+    for q in json.loads(sys.argv[1])
+    for r in memory.similarity_search_by_vector(q, k=5, include_vectors=False)
+]
+try:
+    memory.similarity_search_by_vector(json.loads(sys.argv[1])[0], k=5, select=["kind"])
+    refused = ""
+except AttributeError as exc:
+    refused = str(exc)
+print(json.dumps({"found": found, "refused": refused, "lancedb": "lancedb" in sys.modules}))
+"""
+
+
+def test_a_pickled_copy_searches_alike_without_lancedb(
+    stores: tuple[LanceDBVectorStore, MemoryVectors],
+) -> None:
+    """The context process's copy: unpickled without importing LanceDB (seconds), the same
+    unfiltered results; what needs the store itself (a select, a filter) raises there."""
+    import json
+    import pickle
+    import subprocess
+    import sys
+
+    _, memory = stores
+    queries = [memory._matrix[i].tolist() for i in (0, 7, 1499)]
+    want = [
+        [r.document.id, r.document.data, r.score]
+        for q in queries
+        for r in memory.similarity_search_by_vector(q, k=5, include_vectors=False)
+    ]
+    blob = pickle.dumps(memory, protocol=pickle.HIGHEST_PROTOCOL)
+    child = subprocess.run(
+        [sys.executable, "-c", _UNPICKLE, json.dumps(queries)],
+        input=blob,
+        capture_output=True,
+        check=True,
+    )
+    got = json.loads(child.stdout)
+    assert got["lancedb"] is False
+    assert [(i, d) for i, d, _ in got["found"]] == [(i, d) for i, d, _ in want]
+    np.testing.assert_allclose([s for *_, s in got["found"]], [s for *_, s in want], rtol=1e-6)
+    assert "LanceDBVectorStore store itself is not in this process" in got["refused"]
+    assert isinstance(memory.inner, LanceDBVectorStore)  # (the original keeps its store)
