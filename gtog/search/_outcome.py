@@ -12,7 +12,7 @@ import asyncio
 import contextvars
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import pandas as pd
 from graphrag.query.structured_search.base import SearchResult
@@ -138,7 +138,8 @@ def retrieved_sources(result: SearchResult) -> list[dict[str, str]] | None:
     """The text units a result's context used, as `{id, text}` (for retrieval metrics).
 
     None when the method records no source table at all (e.g. ToG without text units):
-    that is "no retrieval to score", not "retrieved nothing".
+    that is "no retrieval to score", not "retrieved nothing". A missing id or text (None,
+    NaN: a text unit without text in the index) is "", never "nan" or "None".
     """
     data = result.context_data
     if not isinstance(data, dict):
@@ -148,5 +149,12 @@ def retrieved_sources(result: SearchResult) -> list[dict[str, str]] | None:
         if isinstance(df, pd.DataFrame) and "text" in df.columns:
             ids = df["id" if "id" in df.columns else df.columns[0]].tolist()
             texts = df["text"].tolist()  # (lists: `iterrows` built a Series a row, ~1 ms)
-            return [{"id": str(i), "text": str(t)} for i, t in zip(ids, texts, strict=True)]
+            return [{"id": _text(i), "text": _text(t)} for i, t in zip(ids, texts, strict=True)]
     return None
+
+
+def _text(value: Any) -> str:
+    """A table cell as text: a string as it is, a missing value (None, NaN, NA) as ""."""
+    if isinstance(value, str):
+        return value
+    return "" if pd.isna(value) else str(value)

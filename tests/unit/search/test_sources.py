@@ -41,3 +41,12 @@ def test_no_source_table_is_none_and_an_empty_one_is_no_source() -> None:
     assert retrieved_sources(_result("text")) is None
     empty = pd.DataFrame({"id": [], "text": []})
     assert retrieved_sources(_result({"sources": empty})) == []
+
+
+def test_a_missing_id_or_text_is_empty_not_nan() -> None:
+    sources = pd.DataFrame({"id": ["7", None, 9.0], "text": [None, float("nan"), "the lamp"]})
+    assert retrieved_sources(_result({"sources": sources})) == [
+        {"id": "7", "text": ""},
+        {"id": "", "text": ""},
+        {"id": "9.0", "text": "the lamp"},
+    ]
