@@ -157,4 +157,4 @@ def _text(value: Any) -> str:
     """A table cell as text: a string as it is, a missing value (None, NaN, NA) as ""."""
     if isinstance(value, str):
         return value
-    return "" if pd.isna(value) else str(value)
+    return "" if pd.api.types.is_scalar(value) and pd.isna(value) else str(value)

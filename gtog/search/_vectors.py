@@ -10,8 +10,8 @@ Euclidean distance, score `1 - |distance|`, like graphrag's store), exactly, in 
 Tables above `MAX_BYTES` of vectors, and searches with filters, stay with the store.
 
 Pickled (the context process's copy), it keeps the store's settings but not the store
-(`DetachedStore`): unpickling it needs no LanceDB, whose import took the context process 1.2-2.6
-s before it could build its first context.
+(`DetachedStore`): unpickling it needs no LanceDB, whose import had held up the context
+process's first build by 1.2-2.6 s.
 """
 
 from __future__ import annotations
