@@ -111,6 +111,8 @@ async def search_into(
 def _record_exploration(record: MethodRecord, context_data: Any) -> None:
     """ToG's exploration tree and evidence paths (kept whatever save_intermediate says:
     they are small, and failure attribution reads them)."""
+    if not isinstance(context_data, dict) or "tree" not in context_data:
+        return  # (no tree: not ToG's; its module, and ToG's, not imported on the loop for it)
     from gtog.tog._trace import exploration_json
 
     tree = exploration_json(context_data)
