@@ -362,10 +362,14 @@ CLIENT_MODULES = (
     "graphrag_llm.embedding",
     "openai.resources.chat",
     "openai.resources.embeddings",
+    "litellm._service_logger",
+    "litellm.integrations.prometheus_services",
+    "litellm.proxy.spend_tracking.savings",
 )
-"""What a run's first model requests import: LiteLLM, graphrag_llm's factories and the
+"""What a run's first model requests import: LiteLLM, graphrag_llm's factories, the
 openai SDK's request modules (its client imports them on the first chat and embedding
-request)."""
+request) and the modules LiteLLM imports on its first reply (its service logger, ~8 ms on
+the event loop otherwise; a name LiteLLM no longer has is skipped)."""
 
 
 def import_clients() -> None:
