@@ -216,11 +216,11 @@ class ContextProcess:
         if len(seen) < _SAMPLES:
             seen.append(cpu)
             if len(seen) == _SAMPLES:
-                mean = sum(seen) / len(seen)
-                worth = self._types[type(builder)] = mean >= _WORTH
+                worth = self._types[type(builder)] = self._worth(builder)  # (its own, now)
                 where = "the context process" if worth else "a thread"
                 name = type(builder).__name__
-                logger.info("%s: %.1f ms of CPU a context: built in %s", name, 1000 * mean, where)
+                mean = 1000 * sum(seen) / len(seen)
+                logger.info("%s: %.1f ms of CPU a context: built in %s", name, mean, where)
                 if worth and not self._dead and id(builder) not in self._ids:
                     self._send_now(builder)  # (not at the next question: it may be a round away)
 
@@ -243,8 +243,8 @@ class ContextProcess:
 
     async def build(self, builder: Any, query: str, response: Any, params: dict[str, Any]) -> Any:
         """`builder`'s context of `query` built in the child, or None when the child cannot
-        (not ready yet, a cheap builder, the builder not picklable, a failure: build it
-        here instead)."""
+        (the builder not held there yet, a cheap builder, the builder not picklable, a
+        failure: build it here instead)."""
         if self._dead or not self._worth(builder):
             return None
         bid = await self._load(builder)  # (sent ready or not: it waits in the pipe)
