@@ -19,6 +19,7 @@ import contextvars
 import functools
 import inspect
 import time
+from array import array
 from collections.abc import Iterator, MutableMapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from graphrag_llm.tokenizer import Tokenizer
 
 from gtog._internals import model_config_of
 from gtog.llm._ahead import take_ahead
-from gtog.llm._usage import meter_embedding
+from gtog.llm._usage import current_meter, meter_embedding
 
 __all__ = [
     "OffLoopSearch",
@@ -38,6 +39,7 @@ __all__ = [
     "QueryEmbedder",
     "QuestionAttributes",
     "RememberedCounts",
+    "UncountedUnderMeter",
     "build_prefetched",
     "context_threads",
     "count_embedding",
@@ -140,22 +142,33 @@ class QuestionAttributes(MutableMapping[str, Any]):
 
 
 class RememberedCounts(Tokenizer):
-    """A context builder's tokenizer that counts each text's tokens once.
+    """A context builder's tokenizer that encodes and counts each text once.
 
     graphrag's local context builder adds entities one at a time and, for each, counts the
     tokens of every row of its tables again (55 encodings a question on the example index,
-    a fifth of its CPU); a row's count does not change, so it is kept (up to `limit`
-    texts, then the kept counts are dropped and kept anew).
+    a fifth of its CPU); basic search's builder encodes each text unit it retrieves. A
+    text's tokens do not change, so they are kept: counts for up to `limit` texts, tokens
+    (as a compact array) for up to `limit // 10`; past a limit, what was kept is dropped
+    and kept anew. In a worker thread this also spares a build Python's lock: tiktoken lets
+    go of it for each text, and taking it back waits for the event loop.
     """
 
     def __init__(self, inner: Tokenizer, limit: int = 50_000) -> None:
         self.inner = inner
         self._limit = limit
         self._counts: dict[str, int] = {}
+        self._tokens: dict[str, array[int]] = {}
 
     def encode(self, text: str) -> list[int]:
-        """The wrapped tokenizer's tokens of `text`."""
-        return self.inner.encode(text)
+        """The wrapped tokenizer's tokens of `text` (encoded by it the first time)."""
+        kept = self._tokens.get(text)
+        if kept is not None:
+            return kept.tolist()
+        tokens = self.inner.encode(text)
+        if len(self._tokens) >= max(1, self._limit // 10):
+            self._tokens = {}
+        self._tokens[text] = array("q", tokens)
+        return tokens
 
     def decode(self, tokens: list[int]) -> str:
         """The wrapped tokenizer's text of `tokens`."""
@@ -170,6 +183,29 @@ class RememberedCounts(Tokenizer):
                 self._counts = {}
             self._counts[text] = count
         return count
+
+
+class UncountedUnderMeter(Tokenizer):
+    """A local or basic search engine's own tokenizer, which it uses only to estimate its
+    result's tokens once the answer is in (`len(tokenizer.encode(prompt))`, tiktoken over
+    the whole prompt on the event loop: 1-2 ms a question on the example index, more for
+    a full context window).
+
+    Under a meter (`run_search`) those estimates are replaced by the calls' counted usage,
+    so they are not made: `encode` gives no tokens. Outside one, it is the wrapped
+    tokenizer. (The context builder has a tokenizer of its own, which always counts.)
+    """
+
+    def __init__(self, inner: Tokenizer) -> None:
+        self.inner = inner
+
+    def encode(self, text: str) -> list[int]:
+        """No tokens under a meter; else the wrapped tokenizer's tokens of `text`."""
+        return [] if current_meter() is not None else self.inner.encode(text)
+
+    def decode(self, tokens: list[int]) -> str:
+        """The wrapped tokenizer's text of `tokens`."""
+        return self.inner.decode(tokens)
 
 
 class PrebuiltContext:
@@ -253,6 +289,9 @@ class OffLoopSearch:
         tokenizer = getattr(self._builder, "tokenizer", None)
         if isinstance(tokenizer, Tokenizer) and not isinstance(tokenizer, RememberedCounts):
             self._builder.tokenizer = RememberedCounts(tokenizer)
+        own = getattr(engine, "tokenizer", None)
+        if _estimates_only(engine) and isinstance(own, Tokenizer):
+            engine.tokenizer = UncountedUnderMeter(own)
         embedder = getattr(self._builder, "text_embedder", None)
         self._embedder = QueryEmbedder(embedder) if embedder is not None else None
         if self._embedder is not None:
@@ -290,6 +329,18 @@ class OffLoopSearch:
             return await self.engine.search(query, **kwargs)
         finally:
             _prebuilt.reset(token)
+
+
+def _estimates_only(engine: Any) -> bool:
+    """Whether `engine` uses its own tokenizer only for its result's token estimates
+    (graphrag's local and basic search; global search also trims its reduce step's data
+    with it)."""
+    from graphrag.query.structured_search.basic_search.search import BasicSearch
+    from graphrag.query.structured_search.local_search.search import LocalSearch
+
+    return isinstance(engine, LocalSearch | BasicSearch) and not isinstance(
+        engine.tokenizer, UncountedUnderMeter
+    )
 
 
 def build_prefetched(builder: Any, query: str, response: Any, params: dict[str, Any]) -> Any:

@@ -40,3 +40,23 @@ def test_past_its_limit_it_starts_again_and_still_counts_right() -> None:
     texts = ["a", "b c", "d e f", "a"]
     assert [counts.num_tokens(t) for t in texts] == [1, 2, 3, 1]
     assert words.encoded == texts  # "a" was dropped with the first two, so counted again
+
+
+def test_a_text_is_encoded_once_and_each_caller_gets_its_own_list() -> None:
+    words = Words()
+    counts = RememberedCounts(words)
+    text = "1|the keeper trims the wick\n"
+    for _ in range(5):  # (as basic search's builder encodes each text unit it retrieves)
+        assert counts.encode(text) == [5, 6, 5, 3, 4]
+    assert words.encoded == [text]
+    mine = counts.encode(text)
+    mine.append(99)
+    assert counts.encode(text) == [5, 6, 5, 3, 4]
+
+
+def test_past_a_tenth_of_its_limit_it_encodes_anew() -> None:
+    words = Words()
+    counts = RememberedCounts(words, limit=20)  # tokens of 2 texts are kept
+    texts = ["a", "b c", "d e f", "a"]
+    assert [counts.encode(t) for t in texts] == [[1], [1, 1], [1, 1, 1], [1]]
+    assert words.encoded == texts
