@@ -149,8 +149,8 @@ class RememberedCounts(Tokenizer):
     a fifth of its CPU); basic search's builder encodes each text unit it retrieves. A
     text's tokens do not change, so they are kept: counts for up to `limit` texts, tokens
     (as a compact array) for up to `limit // 10`; past a limit, what was kept is dropped
-    and kept anew. In a worker thread this also spares a build Python's lock: tiktoken lets
-    go of it for each text, and taking it back waits for the event loop.
+    and kept anew. (tiktoken holds Python's lock while it encodes: a text encoded again in
+    the context thread is that much less lock time taken from the event loop.)
     """
 
     def __init__(self, inner: Tokenizer, limit: int = 50_000) -> None:
