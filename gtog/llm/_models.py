@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
+import json
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
@@ -43,6 +45,7 @@ __all__ = [
     "import_clients",
     "reply_of",
     "run_sync",
+    "sharing_models",
 ]
 
 Messages = str | list[dict[str, Any]]
@@ -402,31 +405,78 @@ class _BuiltOnUse:
         return getattr(made, name)
 
 
+_shared: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "gtog_shared_models", default=None
+)
+
+
+@contextlib.contextmanager
+def sharing_models(made: dict[str, Any]) -> Iterator[None]:
+    """Inside the block, `gated_completion` and `gated_embedding` make one graphrag_llm model
+    per model entry (entries alike in every setting: provider, model, endpoint, key,
+    retries, rate limit, call arguments) and hand it out again, kept in `made`.
+
+    A run's engines are built index by index, each by graphrag's factories from the index's
+    settings; without this each index and method had models of its own: a rate limit of
+    the settings held per engine (two indexes open at once, or local and basic together,
+    sent twice its requests), and every index built its models again (~10 ms each).
+    """
+    token = _shared.set(made)
+    try:
+        yield
+    finally:
+        _shared.reset(token)
+
+
+def _made_once(kind: str, model_config: ModelConfig, make: Callable[[], Any]) -> Any:
+    """`make()`, or the model made for these settings already in a `sharing_models` block.
+    (A setting that is an object, not data, keys by its `repr`: alike only if the same.)"""
+    made = _shared.get()
+    if made is None:
+        return make()
+    settings = json.dumps(model_config.model_dump(), sort_keys=True, default=repr)
+    key = f"{kind} {settings}"
+    model = made.get(key)
+    if model is None:
+        model = made[key] = make()
+    return model
+
+
 def gated_completion(model_config: ModelConfig, model_id: str | None = None) -> LLMCompletion:
     """graphrag_llm's completion model for `model_config`, its requests passing the call
     gate (the run's cache and limits, `gtog.llm._gate`), an identical request in flight
-    shared (`gtog.llm._flights`)."""
+    shared (`gtog.llm._flights`); in a `sharing_models` block, one per model entry."""
     from graphrag_llm.completion import create_completion
 
     from gtog.llm._flights import SharedModel
     from gtog.llm._gate import CALL_GATE
 
-    inner = create_completion(
-        model_config, cache=CALL_GATE, cache_key_creator=key_creator("chat", model_config)
+    inner = _made_once(
+        "chat",
+        model_config,
+        lambda: create_completion(
+            model_config, cache=CALL_GATE, cache_key_creator=key_creator("chat", model_config)
+        ),
     )
     return cast("LLMCompletion", SharedModel(inner, model_config, model_id))
 
 
 def gated_embedding(model_config: ModelConfig, model_id: str | None = None) -> LLMEmbedding:
     """graphrag_llm's embedding model for `model_config`, through the call gate, an
-    identical request in flight shared."""
+    identical request in flight shared; in a `sharing_models` block, one per model entry."""
     from graphrag_llm.embedding import create_embedding
 
     from gtog.llm._flights import SharedModel
     from gtog.llm._gate import CALL_GATE
 
-    inner = create_embedding(
-        model_config, cache=CALL_GATE, cache_key_creator=key_creator("embedding", model_config)
+    inner = _made_once(
+        "embedding",
+        model_config,
+        lambda: create_embedding(
+            model_config,
+            cache=CALL_GATE,
+            cache_key_creator=key_creator("embedding", model_config),
+        ),
     )
     return cast("LLMEmbedding", SharedModel(inner, model_config, model_id))
 

@@ -77,6 +77,7 @@ class Engines:
         """Index keys in the order they were opened (one entry per opening)."""
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gtog-index")
         self._begun: dict[str, tuple[list[str], Future[tuple[dict[str, Built], float]]]] = {}
+        self._models: dict[str, object] = {}  # one per model entry, for every index
 
     def _wanted(self, key: str, methods: Iterable[str]) -> list[str]:
         return [
@@ -95,8 +96,11 @@ class Engines:
 
     def _build(self, key: str, wanted: list[str]) -> tuple[dict[str, Built], float]:
         """(In the engines' thread) the engines, and the seconds they took."""
+        from gtog.llm._models import sharing_models
+
         start = time.perf_counter()
-        built = asyncio.run(self._build_all(key, wanted))
+        with sharing_models(self._models):
+            built = asyncio.run(self._build_all(key, wanted))
         return built, time.perf_counter() - start
 
     async def _build_all(self, key: str, methods: list[str]) -> dict[str, Built]:

@@ -1,0 +1,82 @@
+"""A run's engines share one graphrag_llm model per model entry: one rate limiter and one
+retry policy per model for every index and method, and no index makes its models again."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gtog._project import load_project
+from gtog.eval import EvalOptions, prepare
+from gtog.eval.run._engines import Engines
+from gtog.llm._models import sharing_models
+from gtog.search import build_engine
+from tests.integration.eval.helpers import make_eval_root
+from tests.support.scripted_server import ScriptedServer
+
+pytestmark = pytest.mark.integration
+
+KEYS = ("lighthouse", "orchard")
+METHODS = ("local", "basic")
+
+
+def _model(wrapped: Any) -> Any:
+    """The graphrag_llm model under gtog's wrappers (metering, shared calls, the query's
+    embedding ahead)."""
+    inner = wrapped
+    while inner is not None:
+        wrapped, inner = inner, getattr(inner, "_inner", None) or getattr(inner, "inner", None)
+    return wrapped
+
+
+def _models(engines: list[Any]) -> tuple[set[int], set[int]]:
+    chats = {id(_model(e.engine.model)) for e in engines}
+    embeddings = {id(_model(e._embedder)) for e in engines}
+    return chats, embeddings
+
+
+def test_alike_entries_make_one_model_in_a_sharing_block_and_one_each_outside(
+    llm_server: ScriptedServer, example_indexes: dict[str, Path]
+) -> None:
+    async def build() -> list[Any]:
+        return [
+            await build_engine(m, load_project(example_indexes[k]), {})
+            for k in KEYS
+            for m in METHODS
+        ]
+
+    made: dict[str, Any] = {}
+    with sharing_models(made):
+        shared = asyncio.run(build())
+    apart = asyncio.run(build())
+
+    chats, embeddings = _models(shared)
+    assert len(chats) == 1 and len(embeddings) == 1 and len(made) == 2
+    assert type(_model(shared[0].engine.model)).__name__ == "LiteLLMCompletion"
+    chats, embeddings = _models(apart)
+    assert len(chats) == len(embeddings) == 4
+
+
+def test_a_run_s_engines_over_two_indexes_share_their_models(
+    tmp_path: Path, llm_server: ScriptedServer, example_indexes: dict[str, Path]
+) -> None:
+    root = make_eval_root(tmp_path, {k: example_indexes[k] for k in KEYS}, methods=METHODS)
+    run = prepare(EvalOptions(root=root))
+    engines = Engines(run)
+
+    async def open_both() -> list[Any]:
+        for key in KEYS:
+            await engines.open(key, METHODS)
+        return [engines.get(k, m) for k in KEYS for m in METHODS]
+
+    try:
+        built = asyncio.run(open_both())
+    finally:
+        engines.close()
+        run.close()
+    assert not [e for e in built if isinstance(e, BaseException)]
+    chats, embeddings = _models(built)
+    assert len(chats) == 1 and len(embeddings) == 1
