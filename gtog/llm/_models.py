@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import hashlib
 import json
 import signal
 import sys
@@ -430,12 +431,13 @@ def sharing_models(made: dict[str, Any]) -> Iterator[None]:
 
 def _made_once(kind: str, model_config: ModelConfig, make: Callable[[], Any]) -> Any:
     """`make()`, or the model made for these settings already in a `sharing_models` block.
-    (A setting that is an object, not data, keys by its `repr`: alike only if the same.)"""
+    (A setting that is an object, not data, keys by its `repr`: alike only if the same. The
+    key is a hash: the settings hold the model's key.)"""
     made = _shared.get()
     if made is None:
         return make()
     settings = json.dumps(model_config.model_dump(), sort_keys=True, default=repr)
-    key = f"{kind} {settings}"
+    key = f"{kind} {hashlib.sha256(settings.encode()).hexdigest()}"
     model = made.get(key)
     if model is None:
         model = made[key] = make()
