@@ -38,6 +38,13 @@ def _models(engines: list[Any]) -> tuple[set[int], set[int]]:
     return chats, embeddings
 
 
+def _tog_model(engine: Any) -> Any:
+    """ToG's chat model (made on first use: ToG's engine uses it as it is built)."""
+    made_on_use = engine.model.completion
+    assert made_on_use.model_config is not None  # (the first use)
+    return _model(made_on_use._made)
+
+
 def test_alike_entries_make_one_model_in_a_sharing_block_and_one_each_outside(
     llm_server: ScriptedServer, example_indexes: dict[str, Path]
 ) -> None:
@@ -48,16 +55,25 @@ def test_alike_entries_make_one_model_in_a_sharing_block_and_one_each_outside(
             for m in METHODS
         ]
 
+    async def build_tog() -> list[Any]:
+        return [await build_engine("tog", load_project(example_indexes[k]), {}) for k in KEYS]
+
     made: dict[str, Any] = {}
     with sharing_models(made):
         shared = asyncio.run(build())
+        shared_tog = asyncio.run(build_tog())
     apart = asyncio.run(build())
+    apart_tog = asyncio.run(build_tog())
 
     chats, embeddings = _models(shared)
     assert len(chats) == 1 and len(embeddings) == 1 and len(made) == 2
     assert type(_model(shared[0].engine.model)).__name__ == "LiteLLMCompletion"
+    # ToG's engines, with the models the block kept
+    assert _tog_model(shared_tog[0]) is _tog_model(shared_tog[1])
+    assert _tog_model(shared_tog[0]) is _model(shared[0].engine.model) and len(made) == 2
     chats, embeddings = _models(apart)
     assert len(chats) == len(embeddings) == 4
+    assert _tog_model(apart_tog[0]) is not _tog_model(apart_tog[1])
 
 
 def test_a_run_s_engines_over_two_indexes_share_their_models(
