@@ -319,6 +319,9 @@ def main() -> None:
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="py-spy executable")
     parser.add_argument("--no-profile", action="store_true", help="do not run py-spy")
     parser.add_argument("--native", action="store_true", help="py-spy --native (C frames)")
+    parser.add_argument(
+        "--gil", action="store_true", help="py-spy --gil: sample only the thread holding the lock"
+    )
     parser.add_argument("--processes", type=int, default=1, help="shards run at once")
     parser.add_argument(
         "--cache",
@@ -354,6 +357,8 @@ def main() -> None:
     py_spy = None if args.no_profile else args.py_spy
     if args.native:
         SPY_ARGS.append("--native")
+    if args.gil:
+        SPY_ARGS.extend(["--gil", "--nonblocking"])
 
     rules = default_rules()
     rules[len(judge_rules()) : len(judge_rules())] = tog_rules()

@@ -387,28 +387,34 @@ def import_clients() -> None:
             importlib.import_module(name)
 
 
+_shared: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "gtog_shared_models", default=None
+)
+
+
 class _BuiltOnUse:
     """A model client made on its first use: graphrag_llm's factories import LiteLLM and
-    the providers' clients (seconds), which a run with nothing left to call never needs."""
+    the providers' clients (seconds), which a run with nothing left to call never needs.
+    Made in the `sharing_models` block it was created in, if any (it is used after it)."""
 
     def __init__(self, build: Callable[[], Any]) -> None:
         self._build = build
         self._made: Any = None
         self._lock = threading.Lock()
+        self._sharing = _shared.get()
 
     def __getattr__(self, name: str) -> Any:
         made = self._made
         if made is None:
             with self._lock:
                 if self._made is None:
-                    self._made = self._build()
+                    token = _shared.set(self._sharing)
+                    try:
+                        self._made = self._build()
+                    finally:
+                        _shared.reset(token)
                 made = self._made
         return getattr(made, name)
-
-
-_shared: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
-    "gtog_shared_models", default=None
-)
 
 
 @contextlib.contextmanager
@@ -420,13 +426,19 @@ def sharing_models(made: dict[str, Any]) -> Iterator[None]:
     A run's engines are built index by index, each by graphrag's factories from the index's
     settings; without this each index and method had models of its own: a rate limit of
     the settings held per engine (two indexes open at once, or local and basic together,
-    sent twice its requests), and every index built its models again (~10 ms each).
+    sent twice its requests), and every index built its models again (~10 ms each). A
+    run's judges are made in the same block (`prepare`): a judge that is a search's model
+    entry shares its rate limit. A model made on first use (`chat_model_from_config`) is
+    made in the block it was created in.
     """
     token = _shared.set(made)
     try:
         yield
     finally:
         _shared.reset(token)
+
+
+_making = threading.RLock()
 
 
 def _made_once(kind: str, model_config: ModelConfig, make: Callable[[], Any]) -> Any:
@@ -438,9 +450,10 @@ def _made_once(kind: str, model_config: ModelConfig, make: Callable[[], Any]) ->
         return make()
     settings = json.dumps(model_config.model_dump(), sort_keys=True, default=repr)
     key = f"{kind} {hashlib.sha256(settings.encode()).hexdigest()}"
-    model = made.get(key)
-    if model is None:
-        model = made[key] = make()
+    with _making:  # (the engines' thread and the run's loop may make one at once)
+        model = made.get(key)
+        if model is None:
+            model = made[key] = make()
     return model
 
 

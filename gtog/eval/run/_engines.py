@@ -77,7 +77,6 @@ class Engines:
         """Index keys in the order they were opened (one entry per opening)."""
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gtog-index")
         self._begun: dict[str, tuple[list[str], Future[tuple[dict[str, Built], float]]]] = {}
-        self._models: dict[str, object] = {}  # one per model entry, for every index
 
     def _wanted(self, key: str, methods: Iterable[str]) -> list[str]:
         return [
@@ -99,7 +98,7 @@ class Engines:
         from gtog.llm._models import sharing_models
 
         start = time.perf_counter()
-        with sharing_models(self._models):
+        with sharing_models(self._run.models):  # (shared with the judges)
             built = asyncio.run(self._build_all(key, wanted))
         return built, time.perf_counter() - start
 

@@ -39,7 +39,7 @@ from gtog.eval.run._spec import build_spec
 from gtog.eval.run._spending import open_spending, spending
 from gtog.eval.run._state import EvalOptions, EvalRun, by_index
 from gtog.eval.scoring._score import build_scorers
-from gtog.llm._models import import_clients
+from gtog.llm._models import import_clients, sharing_models
 from gtog.search._methods import METHODS
 from gtog.search._preflight import (
     QUESTION_EMBEDDERS,
@@ -278,17 +278,21 @@ def prepare(options: EvalOptions) -> EvalRun:
     methods = list(run_methods)
     items, keys = _select_items(options, config, config_path, dataset_path, all_items)
     projects = _load_projects(root, config, keys, options)
-    panels = {k: load_judge_panel(config, p.config, p.settings_path) for k, p in projects.items()}
-    # a panel's first model is the index's judge where one model judges (head to head)
-    judges = {
-        k: next(iter(panels[k].values()))
-        if panels[k]
-        else load_judge_model(config, p.config, p.settings_path)
-        for k, p in projects.items()
-    }
-    embedders = {
-        k: load_judge_embedder(config, p.config, p.settings_path) for k, p in projects.items()
-    }
+    models: dict[str, object] = {}  # (one per model entry: the judges' and the engines')
+    with sharing_models(models):
+        panels = {
+            k: load_judge_panel(config, p.config, p.settings_path) for k, p in projects.items()
+        }
+        # a panel's first model is the index's judge where one model judges (head to head)
+        judges = {
+            k: next(iter(panels[k].values()))
+            if panels[k]
+            else load_judge_model(config, p.config, p.settings_path)
+            for k, p in projects.items()
+        }
+        embedders = {
+            k: load_judge_embedder(config, p.config, p.settings_path) for k, p in projects.items()
+        }
     prompts = judge_prompts(root, config, config_path)
     claims_prompt = assertion_prompt(root, config, config_path)
     parts = {
@@ -364,6 +368,7 @@ def prepare(options: EvalOptions) -> EvalRun:
         redactor=Redactor(_secrets(projects, run_methods)),
         dataset_warnings=dataset.warnings,
         cache_dir=cache_dir,
+        models=models,
     )
     run.spec.pairs = len(run.pairs)
     if options.shard is not None:

@@ -125,6 +125,9 @@ class EvalRun:
     """The run's `Engines` (`gtog.eval.run._engines`), once its first index is being opened
     ahead of the loop (during the vector-size check: `open_first_index`); the loop takes
     them."""
+    models: dict[str, object] = field(default_factory=dict)
+    """The run's graphrag_llm models, one per model entry (`gtog.llm._models.sharing_models`):
+    its judges' and, made in the engines' thread, its engines'."""
     context_process: ContextProcess | None = None
     """The process that builds the run's search contexts, spawned ahead of the loop
     (`spawn_context_process`: its imports take seconds); the loop takes it."""

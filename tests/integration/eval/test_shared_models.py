@@ -1,5 +1,6 @@
-"""A run's engines share one graphrag_llm model per model entry: one rate limiter and one
-retry policy per model for every index and method, and no index makes its models again."""
+"""A run's engines and judges share one graphrag_llm model per model entry: one rate limiter
+and one retry policy per model for every index, method and judge, and no index makes its
+models again."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ def _models(engines: list[Any]) -> tuple[set[int], set[int]]:
     chats = {id(_model(e.engine.model)) for e in engines}
     embeddings = {id(_model(e._embedder)) for e in engines}
     return chats, embeddings
+
+
+def _made_on_use(chat: Any) -> Any:
+    """A `ChatModel`'s completion (made on first use), made now."""
+    made_on_use = chat.completion
+    assert made_on_use._made is None
+    assert made_on_use.model_config is not None  # (the first use)
+    return made_on_use
 
 
 def _tog_model(engine: Any) -> Any:
@@ -76,12 +85,15 @@ def test_alike_entries_make_one_model_in_a_sharing_block_and_one_each_outside(
     assert _tog_model(apart_tog[0]) is not _tog_model(apart_tog[1])
 
 
-def test_a_run_s_engines_over_two_indexes_share_their_models(
+def test_a_run_s_engines_over_two_indexes_and_its_judges_share_their_models(
     tmp_path: Path, llm_server: ScriptedServer, example_indexes: dict[str, Path]
 ) -> None:
     root = make_eval_root(tmp_path, {k: example_indexes[k] for k in KEYS}, methods=METHODS)
     run = prepare(EvalOptions(root=root))
     engines = Engines(run)
+    assert not run.models  # (made on first use, as the engines: a finished run needs none)
+    judges = [_made_on_use(run.judges[k]) for k in KEYS]  # (their index's local search model)
+    first_judge = _model(judges[0]._made)  # made before any engine, in the run's models
 
     async def open_both() -> list[Any]:
         for key in KEYS:
@@ -96,3 +108,6 @@ def test_a_run_s_engines_over_two_indexes_share_their_models(
     assert not [e for e in built if isinstance(e, BaseException)]
     chats, embeddings = _models(built)
     assert len(chats) == 1 and len(embeddings) == 1
+    # the judges share the engines' model entry: one rate limit for the run's calls to it
+    assert chats == {id(first_judge)} == {id(_model(judges[1]._made))}
+    assert len(run.models) == 2
