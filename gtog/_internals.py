@@ -12,6 +12,9 @@ graphrag's (a test checks that too). `PRIVATE_NAMES` lists them.
   batch's calls are metered as the map stage (graphrag runs them as tasks of their own).
 - `seed_drift_primer`: the `secrets` module graphrag's DRIFT primer draws its template
   report from, replaced so the draw is made by the question (reproducible runs).
+- `factory_models`: the models graphrag's query engine factories make (its
+  `graphrag.query.factory` module's `create_completion` and `create_embedding`, which it
+  imports from graphrag_llm), given by gtog instead inside the block.
 - `set_drift_models`: DRIFT's primer and local-search models, which `DRIFTSearch` builds
   itself from the one model it is given (metered as stages of their own).
 - `vector_row_data`: a graphrag vector store's `_extract_data` (LanceDB's), a row's data fields.
@@ -28,6 +31,8 @@ graphrag's (a test checks that too). `PRIVATE_NAMES` lists them.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
@@ -36,6 +41,7 @@ from typing import Any
 __all__ = [
     "PRIVATE_NAMES",
     "check_internals",
+    "factory_models",
     "is_native_loop",
     "model_config_of",
     "native_event_loop",
@@ -81,6 +87,54 @@ def seed_drift_primer(choice: Any) -> None:
 
     if not isinstance(getattr(primer, "secrets", None), type(choice)):
         primer.secrets = choice  # type: ignore[attr-defined]
+
+
+_FACTORY_MODELS = ("create_completion", "create_embedding")
+"""The names `graphrag.query.factory` makes its engines' models with (graphrag_llm's)."""
+
+_factory_models: contextvars.ContextVar[tuple[Callable[..., Any], ...] | None] = (
+    contextvars.ContextVar("gtog_factory_models", default=None)
+)
+_routing = threading.Lock()
+
+
+@contextmanager
+def factory_models(
+    completion: Callable[[Any], Any], embedding: Callable[[Any], Any]
+) -> Iterator[None]:
+    """Inside the block (its thread or task), graphrag's query engine factories
+    (`get_local_search_engine` and the others) take their models from `completion(settings)`
+    and `embedding(settings)` instead of making them with graphrag_llm's factories.
+
+    gtog gives every engine gated models (`gtog.search._builders._gated`) and a run shares
+    them per model entry; the models graphrag made first were thrown away, after graphrag_llm's
+    factories had hashed their settings (about 28 ms of Python a local engine, per index).
+    The factory module's two names are replaced once by routers that call graphrag_llm's
+    own functions outside a block, so a bare `build_engine` is as before.
+    """
+    from graphrag.query import factory
+
+    with _routing:
+        for position, name in enumerate(_FACTORY_MODELS):
+            original = getattr(factory, name)
+            if not getattr(original, "gtog_routed", False):
+                setattr(factory, name, _routed(original, position))
+    token = _factory_models.set((completion, embedding))
+    try:
+        yield
+    finally:
+        _factory_models.reset(token)
+
+
+def _routed(original: Callable[..., Any], position: int) -> Callable[..., Any]:
+    def create(settings: Any, *args: Any, **kwargs: Any) -> Any:
+        given = _factory_models.get()
+        if given is None or args or kwargs:
+            return original(settings, *args, **kwargs)
+        return given[position](settings)
+
+    create.gtog_routed = True  # type: ignore[attr-defined]
+    return create
 
 
 def set_drift_models(engine: Any, primer: Any, action: Any) -> None:
@@ -174,6 +228,13 @@ def check_internals() -> list[str]:
         primer_init = inspect.getsource(primer.DRIFTPrimer.__init__)
         if "self.chat_model" not in primer_init:
             missing.append(f"{primer.__name__}.DRIFTPrimer.chat_model")
+    from graphrag.query import factory
+
+    for name in _FACTORY_MODELS:
+        if not callable(getattr(factory, name, None)):
+            missing.append(f"{factory.__name__}.{name}")
+    if f"= {_FACTORY_MODELS[0]}(" not in inspect.getsource(factory.get_local_search_engine):
+        missing.append(f"{factory.__name__}.get_local_search_engine's {_FACTORY_MODELS[0]}")
     if not callable(getattr(LanceDBVectorStore, "_extract_data", None)):
         missing.append(f"{LanceDBVectorStore.__module__}.LanceDBVectorStore._extract_data")
     loop = asyncio.new_event_loop()

@@ -95,10 +95,14 @@ class Engines:
 
     def _build(self, key: str, wanted: list[str]) -> tuple[dict[str, Built], float]:
         """(In the engines' thread) the engines, and the seconds they took."""
-        from gtog.llm._models import sharing_models
+        from gtog._internals import factory_models
+        from gtog.llm._models import gated_completion, gated_embedding, sharing_models
 
         start = time.perf_counter()
-        with sharing_models(self._run.models):  # (shared with the judges)
+        with (
+            sharing_models(self._run.models),  # (shared with the judges)
+            factory_models(gated_completion, gated_embedding),  # (graphrag makes none)
+        ):
             built = asyncio.run(self._build_all(key, wanted))
         return built, time.perf_counter() - start
 

@@ -5,10 +5,13 @@ models again."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from graphrag_llm.completion.completion_factory import completion_factory
+from graphrag_llm.embedding.embedding_factory import embedding_factory
 
 from gtog._project import load_project
 from gtog.eval import EvalOptions, prepare
@@ -37,6 +40,14 @@ def _models(engines: list[Any]) -> tuple[set[int], set[int]]:
     chats = {id(_model(e.engine.model)) for e in engines}
     embeddings = {id(_model(e._embedder)) for e in engines}
     return chats, embeddings
+
+
+def _counting(create: Any, made: Counter[str], kind: str) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made[kind] += 1
+        return create(*args, **kwargs)
+
+    return counted
 
 
 def _made_on_use(chat: Any) -> Any:
@@ -86,7 +97,10 @@ def test_alike_entries_make_one_model_in_a_sharing_block_and_one_each_outside(
 
 
 def test_a_run_s_engines_over_two_indexes_and_its_judges_share_their_models(
-    tmp_path: Path, llm_server: ScriptedServer, example_indexes: dict[str, Path]
+    tmp_path: Path,
+    llm_server: ScriptedServer,
+    example_indexes: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     root = make_eval_root(tmp_path, {k: example_indexes[k] for k in KEYS}, methods=METHODS)
     run = prepare(EvalOptions(root=root))
@@ -100,11 +114,17 @@ def test_a_run_s_engines_over_two_indexes_and_its_judges_share_their_models(
             await engines.open(key, METHODS)
         return [engines.get(k, m) for k in KEYS for m in METHODS]
 
+    made: Counter[str] = Counter()  # graphrag_llm's factories asked for a model, by kind
+    for kind, factory in (("chat", completion_factory), ("embedding", embedding_factory)):
+        monkeypatch.setattr(factory, "create", _counting(factory.create, made, kind))
     try:
         built = asyncio.run(open_both())
     finally:
         engines.close()
         run.close()
+    # graphrag's engine factories made no model of their own (gtog's gated ones were given
+    # them); the chat model was made for the judge already, the embedding model once
+    assert made == {"embedding": 1}
     assert not [e for e in built if isinstance(e, BaseException)]
     chats, embeddings = _models(built)
     assert len(chats) == 1 and len(embeddings) == 1

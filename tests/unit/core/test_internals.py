@@ -34,6 +34,13 @@ def test_the_check_names_what_a_release_removed(monkeypatch: pytest.MonkeyPatch)
     ]
 
 
+def test_the_check_names_the_factory_s_model_makers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphrag.query import factory
+
+    monkeypatch.delattr(factory, "create_embedding")
+    assert check_internals() == ["graphrag.query.factory.create_embedding"]
+
+
 def _private_uses(path: Path) -> list[str]:
     """A module's imports of graphrag's private names and its uses of `PRIVATE_NAMES`."""
     found = []
