@@ -108,7 +108,7 @@ def factory_models(
 
     gtog gives every engine gated models (`gtog.search._builders._gated`) and a run shares
     them per model entry; the models graphrag made first were thrown away, after graphrag_llm's
-    factories had hashed their settings (about 28 ms of Python a local engine, per index).
+    factories had hashed their settings (8-12 ms of Python an engine, per index).
     The factory module's two names are replaced once by routers that call graphrag_llm's
     own functions outside a block, so a bare `build_engine` is as before.
     """
