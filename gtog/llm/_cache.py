@@ -23,11 +23,12 @@ of one key write the same reply. Nothing is ever locked. An unreadable entry is 
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import hashlib
+import itertools
 import json
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -206,6 +207,10 @@ def key_creator(kind: str, config: ModelConfig) -> Callable[[dict[str, Any]], st
     return create
 
 
+_TEMPS = itertools.count()
+"""Numbers the temporary files of the process's writes (`next` is atomic: any thread)."""
+
+
 class CallStore:
     """A folder of cached replies, one JSON file per key (blocking calls: use a thread).
 
@@ -225,6 +230,7 @@ class CallStore:
         self._writer_lock = threading.Lock()  # (made and stopped under it)
         self._pending: set[Future[None]] = set()
         self._writing: dict[str, Any] = {}  # key -> value, from `put_later` until written
+        self._folders: set[str] = set()  # made by this store
 
     def absent(self, key: str) -> bool:
         """True when `key` is surely not stored (memory only: after the first lookup)."""
@@ -261,19 +267,36 @@ class CallStore:
         return data.get("result") if isinstance(data, dict) else None
 
     def put(self, key: str, value: Any, **about: Any) -> None:
-        """Store `value` under `key` (readers see the old entry or the whole new one)."""
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(
+        """Store `value` under `key` (readers see the old entry or the whole new one).
+
+        The temporary file is named by this process and a counter (not `mkstemp`'s random
+        name), and the folder is made once per store: half the CPU of a write (73 against
+        145 us on this machine), done once per call of a run.
+        """
+        folder = os.path.join(self.root, key[:2])
+        data = json.dumps(
             {"result": value, "saved": time.time(), **about}, ensure_ascii=False, default=str
-        )
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
+        ).encode("utf-8")
+        tmp = os.path.join(folder, f".{key[:16]}.{os.getpid()}.{next(_TEMPS)}.tmp")
+        if folder not in self._folders:
+            os.makedirs(folder, exist_ok=True)
+            self._folders.add(folder)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, path)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileNotFoundError:  # (the folder was removed meanwhile)
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(tmp, os.path.join(folder, f"{key}.json"))
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
             raise
         if self._known is not None:
             self._known.add(key)

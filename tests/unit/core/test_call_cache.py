@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -99,6 +101,34 @@ def test_many_processes_write_one_key_and_no_reader_sees_half(tmp_path: Path) ->
     assert torn == [0, 0, 0, 0]
     entry = json.loads(CallStore(tmp_path).path("ee" * 32).read_text())
     assert entry["result"]["response"]["i"] == 59
+
+
+def test_threads_and_two_stores_of_one_process_write_one_key_side_by_side(
+    tmp_path: Path,
+) -> None:
+    stores = [CallStore(tmp_path), CallStore(tmp_path)]  # (their temp files: one numbering)
+    with ThreadPoolExecutor(4) as pool:
+        torn = list(pool.map(lambda w: _hammer_with(stores[w % 2], 40, w), range(4)))
+    assert torn == [0, 0, 0, 0]
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def _hammer_with(store: CallStore, n: int, worker: int) -> int:
+    torn = 0
+    for i in range(n):
+        store.put("ee" * 32, {"response": {"text": "x" * 20_000, "by": worker, "i": i}})
+        value = store.get("ee" * 32)
+        if value is None or len(value["response"]["text"]) != 20_000:
+            torn += 1
+    return torn
+
+
+def test_a_write_makes_its_folder_again_if_it_was_removed(tmp_path: Path) -> None:
+    store = CallStore(tmp_path / "cache")
+    store.put("ab" * 32, {"response": {"x": 1}})
+    shutil.rmtree(tmp_path / "cache")  # (a user clearing the cache mid-run)
+    store.put("ab" * 32, {"response": {"x": 2}})
+    assert store.get("ab" * 32) == {"response": {"x": 2}}
 
 
 def test_the_gate_replays_stored_replies_only_during_a_run(tmp_path: Path) -> None:
