@@ -28,6 +28,13 @@ separate process at the same concurrency against the same server, with no search
 - `floor: graphrag_llm`: the calls through graphrag_llm/LiteLLM, the client every gtog
   call goes through (the ceiling of any search built on it).
 
+Those two send short requests of their own. After each run of local or basic (one judged
+metric: an embedding, an answer and a judge call a pair), `--replay-floors` (on by
+default) sends that run's own requests again, in order, through graphrag_llm alone
+(`floor: graphrag_llm, replayed`: the answer's prompt with its context, the judge's prompt
+and `response_format`), and the run's row also reads its calls in flight against that
+(`replay_share`).
+
 The server's time of a call runs from its request line to the end of its reply.
 
 Calls in flight move by several points from one run to the next on the same code (the
@@ -265,13 +272,32 @@ def run_method(
     return row
 
 
-def run_floor(server: Any, kind: str, concurrency: int, pairs: int) -> dict[str, Any]:
-    """The reference row: `pairs` x (embedding, chat, chat) from a client process of `kind`."""
+def method_requests(server: Any, pairs: int, path: Path) -> bool:
+    """Write the requests of the run just made (`floor_client.py replay`'s file) if each of
+    its `pairs` made one embedding, one answer and one judge call (local, basic with one
+    judged metric); False (nothing written) otherwise."""
+    sent = []
+    for entry in sorted(server.log, key=lambda e: e.start or e.time):
+        judge = (entry.rule or "").startswith("judge")
+        body = {"input": [entry.prompt]} if entry.kind == "embeddings" else entry.request
+        sent.append({"kind": entry.kind, "judge": judge, "body": body})
+    counts = Counter((r["kind"], r["judge"]) for r in sent)
+    if sorted(counts.values()) != [pairs] * 3 or ("embeddings", False) not in counts:
+        return False
+    path.write_text(json.dumps(sent), encoding="utf-8")
+    return True
+
+
+def run_floor(
+    server: Any, kind: str, concurrency: int, pairs: int, requests: Path | None = None
+) -> dict[str, Any]:
+    """The reference row: `pairs` x (embedding, chat, chat) from a client process of `kind`
+    (`replay`: the requests in `requests`, see `method_requests`)."""
     from tests.support.projects import subprocess_env
 
     cmd = [sys.executable, str(REPO / "benchmarks" / "floor_client.py"), kind, server.base_url]
     proc = subprocess.Popen(
-        [*cmd, str(concurrency), str(pairs)],
+        [*cmd, str(concurrency), str(pairs), *([str(requests)] if requests else [])],
         env=subprocess_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -290,7 +316,7 @@ def run_floor(server: Any, kind: str, concurrency: int, pairs: int) -> dict[str,
     cpu = float(stdout.split("cpu ", 1)[1])
     busy, span = server.busy_seconds()
     return {
-        "method": f"floor: {kind}",
+        "method": f"floor: {kind}" if kind != "replay" else "floor: graphrag_llm, replayed",
         "pairs": pairs,
         "in_flight": round(busy / span, 2),
         "in_flight_share": round(busy / span / concurrency, 3),
@@ -353,6 +379,14 @@ def main() -> None:
         default=True,
         help="also measure the aiohttp and graphrag_llm reference clients",
     )
+    parser.add_argument(
+        "--replay-floors",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="after each run of local or basic, replay its own requests through graphrag_llm "
+        "alone (floor: graphrag_llm, replayed) and read the run's calls in flight against "
+        "it too (replay_share)",
+    )
     args = parser.parse_args()
     py_spy = None if args.no_profile else args.py_spy
     if args.native:
@@ -393,6 +427,16 @@ def main() -> None:
                         )
                         rows.append({**row, "repeat": repeat})
                         print(_line(row, args.concurrency), flush=True)
+                        requests = root / "requests.json"
+                        if args.replay_floors and method_requests(server, row["pairs"], requests):
+                            floor = run_floor(
+                                server, "replay", args.concurrency, row["pairs"], requests
+                            )
+                            floor.update(replays=method, cache=row["cache"], repeat=repeat)
+                            share = round(row["in_flight"] / floor["in_flight"], 3)
+                            rows[-1]["replay_share"] = share  # (the method's row)
+                            rows.append(floor)
+                            print(_line(floor, args.concurrency), flush=True)
     finally:
         if args.keep:
             print(f"kept {work}")
@@ -414,9 +458,15 @@ def main() -> None:
                 f"{100 * line['floor_share_min']:.0f}-{100 * line['floor_share_max']:.0f}%)"
             )
         )
+        replayed = (
+            f"; {100 * line['replay_share_median']:.0f}% of its own requests replayed "
+            f"({100 * line['replay_share_min']:.0f}-{100 * line['replay_share_max']:.0f}%)"
+            if "replay_share_median" in line
+            else ""
+        )
         print(
             f"{line['method']} ({line['cache']}): "
-            f"{100 * line['floor_share_median']:.0f}% of the floor{spread}"
+            f"{100 * line['floor_share_median']:.0f}% of the floor{spread}{replayed}"
         )
     head = (
         args.commit
@@ -455,11 +505,15 @@ def share_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     import statistics
 
     shares: dict[tuple[str, str], list[float]] = {}
+    replayed: dict[tuple[str, str], list[float]] = {}
     for row in rows:
         if "floor_share" in row:
             shares.setdefault((row["method"], row["cache"]), []).append(row["floor_share"])
-    return [
-        {
+        if "replay_share" in row:
+            replayed.setdefault((row["method"], row["cache"]), []).append(row["replay_share"])
+    out = []
+    for (method, cache), values in shares.items():
+        line = {
             "method": method,
             "cache": cache,
             "repeats": len(values),
@@ -467,8 +521,13 @@ def share_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "floor_share_min": min(values),
             "floor_share_max": max(values),
         }
-        for (method, cache), values in shares.items()
-    ]
+        again = replayed.get((method, cache))
+        if again:
+            line["replay_share_median"] = round(statistics.median(again), 3)
+            line["replay_share_min"] = min(again)
+            line["replay_share_max"] = max(again)
+        out.append(line)
+    return out
 
 
 def _line(row: dict[str, Any], concurrency: int) -> str:
