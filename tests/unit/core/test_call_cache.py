@@ -84,14 +84,7 @@ def test_the_store_keeps_whole_entries_and_misses_broken_ones(tmp_path: Path) ->
 
 def _hammer(root: str, n: int, worker: int) -> int:
     """Write one key `n` times and read it between writes; count torn reads."""
-    store = CallStore(Path(root))
-    torn = 0
-    for i in range(n):
-        store.put("ee" * 32, {"response": {"text": "x" * 20_000, "by": worker, "i": i}})
-        value = store.get("ee" * 32)
-        if value is None or len(value["response"]["text"]) != 20_000:
-            torn += 1
-    return torn
+    return _hammer_with(CallStore(Path(root)), n, worker)
 
 
 def test_many_processes_write_one_key_and_no_reader_sees_half(tmp_path: Path) -> None:
@@ -114,6 +107,7 @@ def test_threads_and_two_stores_of_one_process_write_one_key_side_by_side(
 
 
 def _hammer_with(store: CallStore, n: int, worker: int) -> int:
+    """`_hammer` with a given store."""
     torn = 0
     for i in range(n):
         store.put("ee" * 32, {"response": {"text": "x" * 20_000, "by": worker, "i": i}})
