@@ -76,6 +76,7 @@ def test_the_store_keeps_whole_entries_and_misses_broken_ones(tmp_path: Path) ->
     store.put("ab" * 32, {"response": {"x": 1}})
     assert store.get("ab" * 32) == {"response": {"x": 1}}
     assert store.path("ab" * 32).parent.name == "ab"
+    assert store.path("ab" * 32).stat().st_mode & 0o777 == 0o600  # (prompts: the owner's)
     store.path("cd" * 32).parent.mkdir(parents=True)
     store.path("cd" * 32).write_text('{"result": {"resp')  # torn by a power cut
     assert store.get("cd" * 32) is None
