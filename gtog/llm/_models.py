@@ -12,8 +12,6 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-import hashlib
-import json
 import signal
 import sys
 import threading
@@ -22,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 
+from gtog._hashing import stable_hash
 from gtog._internals import is_native_loop, native_event_loop
 from gtog.llm._ahead import take_ahead
 from gtog.llm._budget import charge
@@ -443,13 +442,11 @@ _making = threading.RLock()
 
 def _made_once(kind: str, model_config: ModelConfig, make: Callable[[], Any]) -> Any:
     """`make()`, or the model made for these settings already in a `sharing_models` block.
-    (A setting that is an object, not data, keys by its `repr`: alike only if the same. The
-    key is a hash: the settings hold the model's key.)"""
+    (The key is a hash of every setting: the settings hold the model's key.)"""
     made = _shared.get()
     if made is None:
         return make()
-    settings = json.dumps(model_config.model_dump(), sort_keys=True, default=repr)
-    key = f"{kind} {hashlib.sha256(settings.encode()).hexdigest()}"
+    key = f"{kind} {stable_hash(model_config.model_dump(), length=64)}"
     with _making:  # (the engines' thread and the run's loop may make one at once)
         model = made.get(key)
         if model is None:
