@@ -17,6 +17,10 @@ method at the given concurrency. Per method it prints:
   and other, and "no Python frame": native code py-spy cannot attribute) from active
   samples of all threads. py-spy counts a thread waiting for a CPU as active, so on a
   loaded machine its figures run high; compare stages, not totals.
+- between calls (`gaps`, from the server's log, local and basic with one judged metric and
+  the floors): the time from the embedding's reply to the answer's request and from the
+  answer's reply to the judge's request (medians), and each slot's time a pair not
+  waiting on the server (concurrency x span / pairs - server time a pair);
 - `--processes k` runs k `gtog eval --shard i/k` at once (concurrency split between them)
   and merges them: worker processes when one core is the limit.
 
@@ -56,8 +60,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -261,6 +267,9 @@ def run_method(
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
     }
+    gaps = pair_gaps(server.log, concurrency)
+    if gaps["pairs_matched"] == pairs:  # (one embedding, answer and judge call a pair)
+        row["gaps"] = gaps
     if not py_spy or processes > 1:  # (py-spy does not pass on its child's rusage)
         row["cpu_ms_per_pair_total"] = round(1000 * (cpu - processes * startup_cpu) / pairs, 1)
     if py_spy and processes == 1 and raw.is_file():
@@ -286,6 +295,59 @@ def method_requests(server: Any, pairs: int, path: Path) -> bool:
         return False
     path.write_text(json.dumps(sent), encoding="utf-8")
     return True
+
+
+_QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE)
+
+
+def pair_gaps(log: list[Any], concurrency: int) -> dict[str, Any]:
+    """Where a pair's time goes between its calls, from the server's log alone: for each
+    question with one embedding, one answer and one judge request (local or basic with one
+    judged metric; the floors' own "floor question i" / "floor judge i" pairs), the time
+    from the embedding's reply to the answer's request (`to_answer_ms`: the search's
+    context and the answer's preparation) and from the answer's reply to the judge's
+    request (`to_judge_ms`), median and mean; and `client_ms_per_pair`, the time each slot
+    spends per pair not waiting on the server (concurrency x span / pairs - server time a
+    pair, the first round and the last included)."""
+    calls: dict[str, dict[str, list[Any]]] = {}
+    for entry in log:
+        text = entry.prompt
+        if entry.kind == "embeddings":
+            key, role = text.strip(), "embedding"
+        elif text.startswith("floor judge "):
+            key, role = text.replace("floor judge", "floor question", 1), "judge"
+        elif (entry.rule or "").startswith("judge"):
+            found = _QUESTION.search(text)
+            key, role = (found.group(1).strip() if found else ""), "judge"
+        else:
+            key, role = text.rsplit("\n", 1)[-1].strip(), "answer"
+        calls.setdefault(key, {}).setdefault(role, []).append(entry)
+    to_answer, to_judge = [], []
+    for roles in calls.values():
+        if sorted((r, len(v)) for r, v in roles.items()) != [
+            ("answer", 1),
+            ("embedding", 1),
+            ("judge", 1),
+        ]:
+            continue
+        (embedding,), (answer,), (judge,) = roles["embedding"], roles["answer"], roles["judge"]
+        to_answer.append(answer.start - embedding.end)
+        to_judge.append(judge.start - answer.end)
+    spans = [(e.start or e.time, e.end or e.time) for e in log]
+    pairs = len(to_answer)
+    gaps: dict[str, Any] = {"pairs_matched": pairs}
+    if not pairs:
+        return gaps
+    busy = sum(end - start for start, end in spans)
+    span = max(end for _, end in spans) - min(start for start, _ in spans)
+    per_pair = len([e for e in log if e.kind == "embeddings"]) or pairs
+    gaps["client_ms_per_pair"] = round(1000 * (concurrency * span - busy) / per_pair, 1)
+    for name, values in (("to_answer_ms", to_answer), ("to_judge_ms", to_judge)):
+        gaps[name] = {
+            "median": round(1000 * statistics.median(values), 1),
+            "mean": round(1000 * statistics.mean(values), 1),
+        }
+    return gaps
 
 
 def run_floor(
@@ -325,6 +387,7 @@ def run_floor(
         "span_s": round(span, 2),
         "cpu_ms_per_pair_total": round(1000 * cpu / pairs, 1),
         "load_before": [round(x, 2) for x in load_before],
+        "gaps": pair_gaps(server.log, concurrency),
     }
 
 
@@ -530,13 +593,24 @@ def share_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _gap_text(row: dict[str, Any]) -> str:
+    gaps = row.get("gaps") or {}
+    if "to_answer_ms" not in gaps:
+        return ""
+    return (
+        f", between calls (median): to the answer {gaps['to_answer_ms']['median']:g} ms, "
+        f"to the judge {gaps['to_judge_ms']['median']:g} ms; "
+        f"client {gaps['client_ms_per_pair']:g} ms a pair"
+    )
+
+
 def _line(row: dict[str, Any], concurrency: int) -> str:
     if row["method"].startswith("floor"):
         return (
             f"{row['method']}: in flight {row['in_flight']:.1f}/{concurrency} "
             f"({100 * row['in_flight_share']:.0f}%), {row['pairs_per_s']:.1f} pairs/s "
             f"(ideal {row['ideal_pairs_per_s']:.1f}), CPU ms/pair {row['cpu_ms_per_pair_total']}, "
-            f"load {row['load_before'][0]:.2f}"
+            f"load {row['load_before'][0]:.2f}{_gap_text(row)}"
         )
     cpu = row.get("cpu_ms_per_pair")
     stages = ", ".join(f"{k} {v:g}" for k, v in cpu.items()) if cpu else "-"
@@ -548,7 +622,7 @@ def _line(row: dict[str, Any], concurrency: int) -> str:
         f"CPU ms/pair {row.get('cpu_ms_per_pair_total', row.get('cpu_ms_per_pair_sampled'))} "
         f"[sampled: {stages}], "
         f"server CPU {row['cpu_s_server'] / row['span_s']:.2f} s/s, "
-        f"load {row['load_before'][0]:.2f}"
+        f"load {row['load_before'][0]:.2f}{_gap_text(row)}"
     )
 
 
