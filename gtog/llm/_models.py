@@ -363,16 +363,31 @@ CLIENT_MODULES = (
     "litellm",
     "graphrag_llm.completion",
     "graphrag_llm.embedding",
+    "graphrag_llm.completion.lite_llm_completion",
+    "graphrag_llm.embedding.lite_llm_embedding",
+    "graphrag_llm.tokenizer.lite_llm_tokenizer",
+    "graphrag_llm.metrics.default_metrics_processor",
+    "graphrag_llm.metrics.log_metrics_writer",
+    "graphrag_llm.metrics.memory_metrics_store",
+    "graphrag_llm.model_cost_registry",
     "openai.resources.chat",
     "openai.resources.embeddings",
     "litellm._service_logger",
     "litellm.integrations.prometheus_services",
     "litellm.proxy.spend_tracking.savings",
+    "litellm.llms.litellm_proxy.chat.transformation",
+    "litellm.llms.openai_like.dynamic_config",
+    "litellm.llms.openai.chat.gpt_audio_transformation",
+    "litellm.llms.vertex_ai.vertex_ai_partner_models.anthropic.transformation",
+    "litellm.proxy.openai_files_endpoints.common_utils",
 )
-"""What a run's first model requests import: LiteLLM, graphrag_llm's factories, the
+"""What a run's first model requests import: LiteLLM, graphrag_llm's factories and the
+LiteLLM models they make on the first use of a model (with azure.identity: ~0.1 s), the
 openai SDK's request modules (its client imports them on the first chat and embedding
-request) and the modules LiteLLM imports on its first reply (its service logger, ~8 ms on
-the event loop otherwise; a name LiteLLM no longer has is skipped)."""
+request) and the modules LiteLLM imports on its first request and reply (its service
+logger, ~8 ms on the event loop otherwise, its providers' configurations); a name LiteLLM
+no longer has is skipped. `tests/integration/test_first_calls_import_nothing.py` checks
+that a first chat and embedding call import nothing more."""
 
 
 def import_clients() -> None:
