@@ -267,7 +267,7 @@ def run_method(
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
     }
-    gaps = pair_gaps(server.log, concurrency)
+    gaps = pair_gaps(server.log, concurrency, pairs, busy, span)
     if gaps["pairs_matched"] == pairs:  # (one embedding, answer and judge call a pair)
         row["gaps"] = gaps
     if not py_spy or processes > 1:  # (py-spy does not pass on its child's rusage)
@@ -300,7 +300,9 @@ def method_requests(server: Any, pairs: int, path: Path) -> bool:
 _QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE)
 
 
-def pair_gaps(log: list[Any], concurrency: int) -> dict[str, Any]:
+def pair_gaps(
+    log: list[Any], concurrency: int, pairs: int, busy: float, span: float
+) -> dict[str, Any]:
     """Where a pair's time goes between its calls, from the server's log alone: for each
     question with one embedding, one answer and one judge request (local or basic with one
     judged metric; the floors' own "floor question i" / "floor judge i" pairs), the time
@@ -308,7 +310,8 @@ def pair_gaps(log: list[Any], concurrency: int) -> dict[str, Any]:
     context and the answer's preparation) and from the answer's reply to the judge's
     request (`to_judge_ms`), median and mean; and `client_ms_per_pair`, the time each slot
     spends per pair not waiting on the server (concurrency x span / pairs - server time a
-    pair, the first round and the last included)."""
+    pair, the first round and the last included; `busy` and `span` as the server's
+    `busy_seconds`)."""
     calls: dict[str, dict[str, list[Any]]] = {}
     for entry in log:
         text = entry.prompt
@@ -333,15 +336,10 @@ def pair_gaps(log: list[Any], concurrency: int) -> dict[str, Any]:
         (embedding,), (answer,), (judge,) = roles["embedding"], roles["answer"], roles["judge"]
         to_answer.append(answer.start - embedding.end)
         to_judge.append(judge.start - answer.end)
-    spans = [(e.start or e.time, e.end or e.time) for e in log]
-    pairs = len(to_answer)
-    gaps: dict[str, Any] = {"pairs_matched": pairs}
-    if not pairs:
+    gaps: dict[str, Any] = {"pairs_matched": len(to_answer)}
+    if not to_answer:
         return gaps
-    busy = sum(end - start for start, end in spans)
-    span = max(end for _, end in spans) - min(start for start, _ in spans)
-    per_pair = len([e for e in log if e.kind == "embeddings"]) or pairs
-    gaps["client_ms_per_pair"] = round(1000 * (concurrency * span - busy) / per_pair, 1)
+    gaps["client_ms_per_pair"] = round(1000 * (concurrency * span - busy) / pairs, 1)
     for name, values in (("to_answer_ms", to_answer), ("to_judge_ms", to_judge)):
         gaps[name] = {
             "median": round(1000 * statistics.median(values), 1),
@@ -387,7 +385,7 @@ def run_floor(
         "span_s": round(span, 2),
         "cpu_ms_per_pair_total": round(1000 * cpu / pairs, 1),
         "load_before": [round(x, 2) for x in load_before],
-        "gaps": pair_gaps(server.log, concurrency),
+        "gaps": pair_gaps(server.log, concurrency, pairs, busy, span),
     }
 
 

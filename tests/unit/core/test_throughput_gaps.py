@@ -37,7 +37,7 @@ def test_gtog_pairs_matched_by_question(pair_gaps) -> None:
         _entry("chat", "judge:correctness", judge.format(q="Who?"), 0.35, 0.55),
         _entry("chat", "judge:correctness", judge.format(q="Where?"), 0.32, 0.52),
     ]
-    gaps = pair_gaps(log, 2)
+    gaps = pair_gaps(log, 2, 2, 1.0, 0.55)
     assert gaps["pairs_matched"] == 2
     # embedding reply -> answer request: 30 and 10 ms; answer reply -> judge: 20 and 10 ms
     assert gaps["to_answer_ms"] == {"median": 20.0, "mean": 20.0}
@@ -55,8 +55,8 @@ def test_floor_pairs_and_a_question_asked_twice(pair_gaps) -> None:
         _entry("embeddings", None, "floor question 2", 0.0, 0.1),
         _entry("embeddings", None, "floor question 2", 0.0, 0.1),
     ]
-    gaps = pair_gaps(log, 1)
+    gaps = pair_gaps(log, 1, 1, 0.8, 0.51)
     assert gaps["pairs_matched"] == 1
     assert gaps["to_answer_ms"]["median"] == 4.0
     assert gaps["to_judge_ms"]["median"] == 6.0
-    assert pair_gaps([], 16) == {"pairs_matched": 0}
+    assert pair_gaps([], 16, 200, 0.0, 0.0) == {"pairs_matched": 0}
