@@ -46,14 +46,19 @@ async def _aiohttp_calls(base: str) -> tuple[Call, Call, Callable[[], Awaitable[
     return embed, chat, session.close
 
 
-async def _graphrag_llm_calls(base: str) -> tuple[Call, Call, Callable[[], Awaitable[None]]]:
+def _graphrag_llm_models(base: str) -> tuple[Any, Any]:
+    """graphrag_llm's completion and embedding models for the server at `base`."""
     from graphrag_llm.completion import create_completion
     from graphrag_llm.config import ModelConfig
     from graphrag_llm.embedding import create_embedding
 
     common: dict[str, Any] = {"model_provider": "openai", "api_base": base, "api_key": "floor"}
     completion = create_completion(ModelConfig(model="m", **common))
-    embedding = create_embedding(ModelConfig(model="e", **common))
+    return completion, create_embedding(ModelConfig(model="e", **common))
+
+
+async def _graphrag_llm_calls(base: str) -> tuple[Call, Call, Callable[[], Awaitable[None]]]:
+    completion, embedding = _graphrag_llm_models(base)
 
     async def embed(text: str) -> None:
         await embedding.embedding_async(input=[text])
@@ -74,13 +79,7 @@ async def _replayed_pairs(base: str, requests: str) -> Pair:
     """Pair i: the i-th embedding, answer and judge request of a run, through graphrag_llm."""
     import json
 
-    from graphrag_llm.completion import create_completion
-    from graphrag_llm.config import ModelConfig
-    from graphrag_llm.embedding import create_embedding
-
-    common: dict[str, Any] = {"model_provider": "openai", "api_base": base, "api_key": "floor"}
-    completion = create_completion(ModelConfig(model="m", **common))
-    embedding = create_embedding(ModelConfig(model="e", **common))
+    completion, embedding = _graphrag_llm_models(base)
     sent = json.loads(Path(requests).read_text(encoding="utf-8"))
     embeds = [r["body"] for r in sent if r["kind"] == "embeddings"]
     answers = [r["body"] for r in sent if r["kind"] == "chat" and not r["judge"]]
