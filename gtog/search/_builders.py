@@ -17,6 +17,7 @@ from graphrag.query.structured_search.basic_search.search import BasicSearch
 
 from gtog._errors import InputError
 from gtog._internals import model_config_of, wrap_global_map_batches
+from gtog.search._basic_context import TextUnitContext
 from gtog.search._configured import configured
 from gtog.search._drift import FreshDrift
 from gtog.search._metering import MeteredCompletion, meter_model, stage
@@ -160,7 +161,7 @@ async def build_basic(project: Project, options: dict[str, Any]) -> SearchEngine
     )
     engine = AnsweringBasicSearch(
         model=upstream.model,
-        context_builder=upstream.context_builder,
+        context_builder=TextUnitContext(upstream.context_builder),
         tokenizer=upstream.tokenizer,
         system_prompt=upstream.system_prompt,
         response_type=upstream.response_type,

@@ -174,6 +174,10 @@ class RememberedCounts(Tokenizer):
         """The wrapped tokenizer's text of `tokens`."""
         return self.inner.decode(tokens)
 
+    def counted(self, text: str) -> int | None:
+        """The tokens in `text` if counted before (`num_tokens`), else None (no counting)."""
+        return self._counts.get(text)
+
     def num_tokens(self, text: str) -> int:
         """The tokens in `text` (counted by the wrapped tokenizer the first time)."""
         count = self._counts.get(text)
@@ -302,7 +306,8 @@ class OffLoopSearch:
                 rel.attributes = QuestionAttributes(rel.attributes)
 
     async def search(self, query: str, **kwargs: Any) -> SearchResult:
-        """Build the context (in the context process where it can, else in a thread), then
+        """Build the context (on the loop when the builder's `quick_context` can, which
+        waits on nothing; else in the context process where it can, else in a thread), then
         search with it.
 
         A builder whose `build_context` is a coroutine (and calls no model) is run to its
@@ -312,9 +317,12 @@ class OffLoopSearch:
         response = None
         if self._embedder is not None and query:
             response = await self._embedder.embed_async(query)
-        process = _process.get()
+        quick = getattr(self._builder, "quick_context", None)
         context = None
-        if process is not None:  # (None when it cannot: then here, as without it)
+        if quick is not None and response is not None:  # (None: it would wait on something)
+            context = quick(query, response, params)
+        process = _process.get()
+        if context is None and process is not None:  # (None when it cannot: then as without)
             context = await process.build(self._builder, query, response, params)
         if context is None:
             loop = asyncio.get_running_loop()

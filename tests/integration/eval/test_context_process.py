@@ -57,8 +57,13 @@ def test_the_process_builds_the_contexts_the_thread_builds_but_for_what_it_canno
 
     async def run() -> None:
         project = load_project(example_indexes["orchard"])
+        counted = await build_engine("basic", project, OPTIONS)
+        in_thread = {"basic": await _contexts(counted, questions)}
+        in_thread["local"] = await _contexts(
+            await build_engine("local", project, OPTIONS), questions
+        )
+        # (fresh engines: basic's builder, its text units counted, would build on the loop)
         engines = {m: await build_engine(m, project, OPTIONS) for m in ("local", "basic")}
-        in_thread = {m: await _contexts(e, questions) for m, e in engines.items()}
         unheld = await build_engine("basic", project, OPTIONS)
         builder = unheld.engine.context_builder.inner  # type: ignore[attr-defined]
         builder.held = threading.Lock()  # (a client, a connection: nothing to pickle)
@@ -68,12 +73,15 @@ def test_the_process_builds_the_contexts_the_thread_builds_but_for_what_it_canno
             for engine in engines.values():
                 assert await process.ship(engine.engine.context_builder.inner)  # type: ignore[attr-defined]
             assert not await process.ship(builder)
+            assert await process.ship(counted.engine.context_builder.inner)  # type: ignore[attr-defined]
             with use_context_process(process):
                 for method, engine in engines.items():
                     _same(in_thread[method], await _contexts(engine, questions))
                 assert process.built == 2 * len(questions)  # every one came from there
                 _same(in_thread["basic"], await _contexts(unheld, questions))
                 assert process.built == 2 * len(questions)  # (those: in the thread)
+                _same(in_thread["basic"], await _contexts(counted, questions))
+                assert process.built == 2 * len(questions)  # (those: on the loop, quick)
         finally:
             await process.close()
 
