@@ -14,8 +14,8 @@ the event loop through its pipes (no thread between): each builder is pickled on
 first builds, or an earlier builder of its type: the next index's is sent at its first
 question), ready or not (the pipe holds it); each question sends its query and embedding and
 gets the context back. Until the child holds the builder, for a builder whose contexts are
-cheap (basic search's 3 ms: sending and reading back cost the loop more) or that cannot be
-pickled, and after any failure of the child, contexts are built in the context thread as
+cheap (basic search's, under 1 ms: sending and reading back cost the loop more) or that
+cannot be pickled, and after any failure of the child, contexts are built in the context thread as
 before: the same context either way.
 """
 
@@ -234,7 +234,7 @@ class ContextProcess:
         """Whether `builder`'s contexts take long enough to build (`_WORTH` of CPU, over its
         first `_SAMPLES` builds in a thread; until then, what its type's first builder
         showed) to gain from the child: sending the question and reading its context back
-        costs the event loop a few ms, and a cheap build (basic search's: 3 ms) is slower
+        costs the event loop a few ms, and a cheap build (basic search's: under 1 ms) is slower
         there than here."""
         seen = self._thread_cpu.get(id(builder), [])
         if len(seen) >= _SAMPLES:

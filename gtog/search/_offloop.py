@@ -146,7 +146,8 @@ class RememberedCounts(Tokenizer):
 
     graphrag's local context builder adds entities one at a time and, for each, counts the
     tokens of every row of its tables again (55 encodings a question on the example index,
-    a fifth of its CPU); basic search's builder encodes each text unit it retrieves. A
+    a fifth of its CPU); basic search's builder counts each text unit it retrieves, and
+    builds on the event loop once all of a question's are counted (`counted`). A
     text's tokens do not change, so they are kept: counts for up to `limit` texts, tokens
     (as a compact array) for up to `limit // 10`; past a limit, what was kept is dropped
     and kept anew. (tiktoken holds Python's lock while it encodes: a text encoded again in
