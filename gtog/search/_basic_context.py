@@ -1,4 +1,4 @@
-"""Basic search's context (graphrag's `BasicSearchContext`), built without a table a question.
+"""Basic search's context (graphrag's `BasicSearchContext`), without a pandas table per question.
 
 graphrag's builder finds the retrieved text units by scanning every unit of the index, puts
 them in a pandas DataFrame, walks it with `iterrows` and writes it with `to_csv`: 0.8-1.0 ms

@@ -47,10 +47,19 @@ except KeyboardInterrupt:
 """
 
 
+def _default_signals() -> None:
+    """Ctrl-C and SIGTERM at their defaults in the child, whatever this process was started
+    with (a shell starts a background job with SIGINT ignored, which its children inherit,
+    and `run_sync` leaves an ignored signal ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _run_and_signal(signum: int) -> subprocess.CompletedProcess:
     proc = subprocess.Popen(
         [sys.executable, "-c", SCRIPT],
         env=subprocess_env(),
+        preexec_fn=_default_signals,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
