@@ -47,29 +47,12 @@ class TextUnitContext(BasicSearchContext):
             self._positions.setdefault(unit.id, []).append(i)
 
     def build_context(
-        self,
-        query: str,
-        conversation_history: Any = None,
-        k: int = 10,
-        max_context_tokens: int = 12_000,
-        context_name: str = "Sources",
-        column_delimiter: str = "|",
-        text_id_col: str = "id",
-        text_col: str = "text",
-        **kwargs: Any,
+        self, query: str, conversation_history: Any = None, **kwargs: Any
     ) -> ContextBuilderResult:
         """graphrag's `build_context`: its arguments, its result."""
-        params = {
-            "k": k,
-            "max_context_tokens": max_context_tokens,
-            "context_name": context_name,
-            "column_delimiter": column_delimiter,
-            "text_id_col": text_id_col,
-            "text_col": text_col,
-        }
-        built = self._build(query, None, params)
+        built = self._build(query, None, **kwargs)
         if built is None:  # (an empty table, or a unit without an id or text)
-            return super().build_context(query, conversation_history, **params, **kwargs)
+            return super().build_context(query, conversation_history, **kwargs)
         return built
 
     def quick_context(
@@ -83,18 +66,23 @@ class TextUnitContext(BasicSearchContext):
             and isinstance(self.tokenizer, RememberedCounts)
         ):
             return None
-        return self._build(query, response, params)
+        return self._build(query, response, **params)
 
     def _build(
-        self, query: str, response: Any, params: dict[str, Any]
+        self,
+        query: str,
+        response: Any,
+        k: int = 10,
+        max_context_tokens: int = 12_000,
+        context_name: str = "Sources",
+        column_delimiter: str = "|",
+        text_id_col: str = "id",
+        text_col: str = "text",
+        **_ignored: Any,  # (graphrag's builder takes and ignores any other argument)
     ) -> ContextBuilderResult | None:
-        """The context; None where graphrag's builder is to build it (or, with `response`
-        given: the quick build, where a unit's tokens were never counted)."""
-        k = params.get("k", 10)
-        budget = params.get("max_context_tokens", 12_000)
-        name = params.get("context_name", "Sources")
-        delimiter = params.get("column_delimiter", "|")
-        id_col, text_col = params.get("text_id_col", "id"), params.get("text_col", "text")
+        """The context, with graphrag's arguments and defaults; None where graphrag's
+        builder is to build it (or, with `response` given: the quick build, where a unit's
+        tokens were never counted)."""
         if query == "":
             return None
         embed = (
@@ -109,17 +97,17 @@ class TextUnitContext(BasicSearchContext):
         units = self.text_units or []
         chosen = sorted(p for i in found for p in self._positions.get(i, ()))
         count = self.tokenizer.counted if response is not None else self.tokenizer.num_tokens
-        tokens = count(id_col + delimiter + text_col + "\n")
+        tokens = count(text_id_col + column_delimiter + text_col + "\n")
         ids: list[str] = []
         texts: list[str] = []
         for p in chosen:
             unit = units[p]
             if not isinstance(unit.short_id, str) or not isinstance(unit.text, str):
                 return None
-            n = count(unit.short_id + delimiter + unit.text + "\n")
+            n = count(unit.short_id + column_delimiter + unit.text + "\n")
             if tokens is None or n is None:
                 return None
-            if tokens + n > budget:
+            if tokens + n > max_context_tokens:
                 if ids:  # (else graphrag's builder builds, and warns)
                     logger.warning(
                         "Reached token limit: %s. Reverting to previous context state",
@@ -135,15 +123,15 @@ class TextUnitContext(BasicSearchContext):
         writer = csv.writer(  # (pandas' `to_csv(index=False, escapechar="\\", sep=...)`)
             text,
             lineterminator=os.linesep,
-            delimiter=delimiter,
+            delimiter=column_delimiter,
             quoting=csv.QUOTE_MINIMAL,
             doublequote=True,
             escapechar="\\",
             quotechar='"',
         )
-        writer.writerow([id_col, text_col])
+        writer.writerow([text_id_col, text_col])
         writer.writerows(zip(ids, texts, strict=True))
-        table = pd.DataFrame({id_col: ids, text_col: texts})
+        table = pd.DataFrame({text_id_col: ids, text_col: texts})
         return ContextBuilderResult(
-            context_chunks=text.getvalue(), context_records={name.lower(): table}
+            context_chunks=text.getvalue(), context_records={context_name.lower(): table}
         )

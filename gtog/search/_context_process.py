@@ -15,8 +15,8 @@ first builds, or an earlier builder of its type: the next index's is sent at its
 question), ready or not (the pipe holds it); each question sends its query and embedding and
 gets the context back. Until the child holds the builder, for a builder whose contexts are
 cheap (basic search's, under 1 ms: sending and reading back cost the loop more) or that
-cannot be pickled, and after any failure of the child, contexts are built in the context thread as
-before: the same context either way.
+cannot be pickled, and after any failure of the child, contexts are built in the context
+thread as before: the same context either way.
 """
 
 from __future__ import annotations
@@ -234,8 +234,8 @@ class ContextProcess:
         """Whether `builder`'s contexts take long enough to build (`_WORTH` of CPU, over its
         first `_SAMPLES` builds in a thread; until then, what its type's first builder
         showed) to gain from the child: sending the question and reading its context back
-        costs the event loop a few ms, and a cheap build (basic search's: under 1 ms) is slower
-        there than here."""
+        costs the event loop a few ms, and a cheap build (basic search's: under 1 ms) is
+        slower there than here."""
         seen = self._thread_cpu.get(id(builder), [])
         if len(seen) >= _SAMPLES:
             return sum(seen) / len(seen) >= _WORTH
