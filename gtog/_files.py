@@ -10,7 +10,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["backup", "write_atomic", "write_json_atomic"]
+__all__ = ["backup", "user_cache_dir", "write_atomic", "write_json_atomic"]
+
+
+def user_cache_dir() -> Path:
+    """gtog's folder of this user's caches (assembled model weights, compiled templates):
+    $GTOG_CACHE_DIR, else $XDG_CACHE_HOME/gtog, else ~/.cache/gtog. Not made here."""
+    base = os.environ.get("GTOG_CACHE_DIR")
+    if base:
+        return Path(base)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gtog"
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

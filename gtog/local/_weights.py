@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gtog._files import user_cache_dir
+
 __all__ = [
     "CHAT_GGUF_SHA256",
     "CHAT_GGUF_SIZE",
@@ -118,13 +120,7 @@ def _package_dir(module: str) -> Path:
 
 def cache_dir() -> Path:
     """Where the assembled GGUF lives: $GTOG_CACHE_DIR, else ~/.cache/gtog/models."""
-    base = os.environ.get("GTOG_CACHE_DIR")
-    root = (
-        Path(base)
-        if base
-        else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gtog"
-    )
-    return root / "models"
+    return user_cache_dir() / "models"
 
 
 def _part_files() -> list[Path]:

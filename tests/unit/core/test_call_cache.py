@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import multiprocessing
 import shutil
 import subprocess
@@ -81,6 +82,30 @@ def test_the_store_keeps_whole_entries_and_misses_broken_ones(tmp_path: Path) ->
     store.path("cd" * 32).write_text('{"result": {"resp')  # torn by a power cut
     assert store.get("cd" * 32) is None
     assert not list(store.root.rglob("*.tmp"))
+
+
+def test_an_entry_gives_back_what_was_stored(tmp_path: Path) -> None:
+    """Numbers exactly (an embedding's), text beyond ASCII as written, an integer beyond 64
+    bits and a value JSON has no type for (as its text); an entry with `NaN`, which Python's
+    json writes and reads, is read too."""
+    store = CallStore(tmp_path)
+    embedding = [0.1 + i / 7 for i in range(384)] + [1e-300, -0.0, 123456789.123456789]
+    value = {
+        "response": {"data": [{"embedding": embedding}], "text": "Ünïcode — 東京 \u2028"},
+        "when": Path("/a"),
+        "1": 1,
+    }
+    for key, extra in (("ab" * 32, {}), ("ef" * 32, {"big": 2**70})):
+        store.put(key, {**value, **extra})
+        back = store.get(key)
+        assert back == {**value, **extra, "when": "/a"}
+        assert back["response"]["data"][0]["embedding"] == embedding  # (bit for bit)
+        assert "東京".encode() in store.path(key).read_bytes()  # (UTF-8, not \u escapes)
+    store.put("cd" * 32, {"response": {"data": [{"embedding": [0.5]}]}})
+    raw = store.path("cd" * 32).read_text().replace("0.5", "NaN")
+    store.path("cd" * 32).write_text(raw)  # (as `json.dumps` wrote a NaN before orjson)
+    got = store.get("cd" * 32)
+    assert got is not None and math.isnan(got["response"]["data"][0]["embedding"][0])
 
 
 def _hammer(root: str, n: int, worker: int) -> int:
