@@ -46,7 +46,9 @@ floor too: 13.8-14.4 on the idle machine): `--repeats k` measures the floors and
 method k times, round after round, reads each share against its own round's floor, and
 records the median and range (`summary`).
 
-The machine's load (`os.getloadavg()`) is recorded with every figure. `--gtog-root` runs
+The machine's load (`os.getloadavg()`) is recorded with every figure, and on Linux the
+share of the machine's CPU time its hypervisor gave to others during each run (`steal`,
+from /proc/stat): a virtual machine slowed from outside shows it there. `--gtog-root` runs
 another checkout's `gtog` (e.g. the base commit in a temp worktree) against the same
 server, for before/after figures.
 
@@ -128,6 +130,27 @@ def _qualified(frame: str) -> str:
     func, _, where = frame.partition(" (")
     path = where.rsplit(":", 1)[0]
     return f"{path}:{func}"
+
+
+def cpu_times() -> list[int] | None:
+    """The machine's CPU time so far by kind (`/proc/stat`'s first line, in ticks: user,
+    nice, system, idle, iowait, irq, softirq, steal, ...); None where there is no such file."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            return [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+
+
+def steal_share(before: list[int] | None) -> float | None:
+    """Of the machine's CPU time since `before`, the share the hypervisor gave to others
+    (steal): a virtual machine's run slowed from outside shows it here."""
+    after = cpu_times()
+    if before is None or after is None or len(after) < 8:
+        return None
+    spent = [b - a for a, b in zip(before, after, strict=False)]
+    total = sum(spent[:8])
+    return round(spent[7] / total, 3) if total > 0 else None
 
 
 def make_root(work: Path, api_base: str, per_index: int, metrics: list[str]) -> Path:
@@ -231,8 +254,10 @@ def run_method(
             ]
     server.clear_log()
     load_before = os.getloadavg()
+    ticks = cpu_times()
     own = resource.getrusage(resource.RUSAGE_SELF)
     wall, cpu = _spawn(cmds, gtog_root)
+    steal = steal_share(ticks)
     own_after = resource.getrusage(resource.RUSAGE_SELF)
     server_cpu = own_after.ru_utime - own.ru_utime + own_after.ru_stime - own.ru_stime
     busy, span = server.busy_seconds()
@@ -266,6 +291,7 @@ def run_method(
         "cpu_s_server": round(server_cpu, 2),
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
+        "steal": steal,
     }
     gaps = pair_gaps(server.log, concurrency, pairs, busy, span)
     if gaps["pairs_matched"] == pairs:  # (one embedding, answer and judge call a pair)
@@ -368,9 +394,11 @@ def run_floor(
     proc.stdout.readline()  # ready: warmed up
     server.clear_log()
     load_before = os.getloadavg()
+    ticks = cpu_times()
     proc.stdin.write("go\n")
     proc.stdin.flush()
     stdout, stderr = proc.communicate()
+    steal = steal_share(ticks)
     if proc.returncode != 0:
         raise SystemExit(f"floor client {kind} failed:\n{stderr}")
     cpu = float(stdout.split("cpu ", 1)[1])
@@ -385,6 +413,7 @@ def run_floor(
         "span_s": round(span, 2),
         "cpu_ms_per_pair_total": round(1000 * cpu / pairs, 1),
         "load_before": [round(x, 2) for x in load_before],
+        "steal": steal,
         "gaps": pair_gaps(server.log, concurrency, pairs, busy, span),
     }
 
@@ -608,7 +637,7 @@ def _line(row: dict[str, Any], concurrency: int) -> str:
             f"{row['method']}: in flight {row['in_flight']:.1f}/{concurrency} "
             f"({100 * row['in_flight_share']:.0f}%), {row['pairs_per_s']:.1f} pairs/s "
             f"(ideal {row['ideal_pairs_per_s']:.1f}), CPU ms/pair {row['cpu_ms_per_pair_total']}, "
-            f"load {row['load_before'][0]:.2f}{_gap_text(row)}"
+            f"load {row['load_before'][0]:.2f}{_steal_text(row)}{_gap_text(row)}"
         )
     cpu = row.get("cpu_ms_per_pair")
     stages = ", ".join(f"{k} {v:g}" for k, v in cpu.items()) if cpu else "-"
@@ -620,8 +649,13 @@ def _line(row: dict[str, Any], concurrency: int) -> str:
         f"CPU ms/pair {row.get('cpu_ms_per_pair_total', row.get('cpu_ms_per_pair_sampled'))} "
         f"[sampled: {stages}], "
         f"server CPU {row['cpu_s_server'] / row['span_s']:.2f} s/s, "
-        f"load {row['load_before'][0]:.2f}{_gap_text(row)}"
+        f"load {row['load_before'][0]:.2f}{_steal_text(row)}{_gap_text(row)}"
     )
+
+
+def _steal_text(row: dict[str, Any]) -> str:
+    steal = row.get("steal")
+    return "" if steal is None else f", steal {100 * steal:.1f}%"
 
 
 if __name__ == "__main__":
