@@ -210,8 +210,9 @@ def key_creator(kind: str, config: ModelConfig) -> Callable[[dict[str, Any]], st
 
 
 def _dumps(entry: dict[str, Any]) -> bytes:
-    """An entry as UTF-8 JSON: orjson's (its numbers written as `json` writes them, shortest
-    round-trip), or `json`'s where orjson refuses a value (an integer beyond 64 bits)."""
+    """An entry as UTF-8 JSON: orjson's (numbers as `json` writes them, shortest round-trip;
+    a NaN, which no reply carries, as null), or `json`'s where orjson refuses a value (an
+    integer beyond 64 bits)."""
     try:
         return orjson.dumps(entry, default=str, option=orjson.OPT_NON_STR_KEYS)
     except orjson.JSONEncodeError:
