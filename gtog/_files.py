@@ -1,4 +1,5 @@
-"""The one atomic file writer: temp file beside the target, fsync, rename."""
+"""gtog's file helpers: the one atomic writer (temp file beside the target, fsync, rename),
+backups, and the folder of the user's caches."""
 
 from __future__ import annotations
 

@@ -33,6 +33,7 @@ from jinja2.lexer import (
 )
 from markupsafe import Markup
 
+from gtog._files import user_cache_dir
 from gtog.eval.report._bars import error_bars, heat_map, score_bars, stage_bars
 from gtog.eval.report._groups import NONE
 from gtog.eval.report._models import SIGNIFICANCE, CostPoint
@@ -101,14 +102,13 @@ def _compiled_templates() -> FileSystemBytecodeCache | None:
     what compiles them, Jinja2's version and this module's source (the environment's
     settings, `_Compact`), so that a change to either compiles afresh. Jinja2 checks each
     template's source and Python's version itself, and writes by renaming a whole file into
-    place. None (compile in every process) when the folder cannot be made."""
-    from gtog._files import user_cache_dir
-
+    place. None (compile in every process) when the folder cannot be made or no home folder
+    can be found (this runs when the module is imported: it must not fail it)."""
     try:
         compiler = jinja2.__version__.encode() + Path(__file__).read_bytes()
         folder = user_cache_dir() / "templates" / hashlib.sha256(compiler).hexdigest()[:16]
         folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
+    except (OSError, RuntimeError):  # (RuntimeError: `Path.home()` without a home)
         return None
     return FileSystemBytecodeCache(str(folder))
 
