@@ -258,7 +258,13 @@ def eval_command(
         ),
     ] = None,
     concurrency: Annotated[
-        int | None, typer.Option("--concurrency", "-j", min=1, help="Questions evaluated at once.")
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "-j",
+            min=1,
+            help="Model calls in flight at once (a quarter more questions going).",
+        ),
     ] = None,
     limit: Annotated[
         int | None,

@@ -13,6 +13,8 @@ When the first request fails (an error, a limit of its own pair, a cancellation)
 reply is one gtog rejects (`gtog.llm._cache.rejection`: cut, empty, refused by the
 caller's check) the waiting ones are sent themselves: a failure is never shared. Streamed
 requests, and every request outside a run or with `--no-cache`, go straight through.
+Every request sent takes one of the run's call slots (`gtog.llm._slots`); one waiting for
+an identical request's reply takes none.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from gtog.llm._cache import call_key, rejection
 from gtog.llm._runcalls import CACHED_MARK, current_calls
+from gtog.llm._slots import slotted
 
 if TYPE_CHECKING:
     from graphrag_llm.config import ModelConfig
@@ -47,11 +50,12 @@ def _replayed(response: Any) -> Any:
 async def shared_call(
     kind: str, config: ModelConfig, request: dict[str, Any], send: Callable[[], Awaitable[Any]]
 ) -> Any:
-    """`await send()`, unless an identical request is in flight: then its reply (replayed)."""
+    """`await send()` in a call slot (`gtog.llm._slots`), unless an identical request is in
+    flight: then its reply (replayed), which takes none."""
     calls = current_calls()
     shareable = calls is not None and calls.store is not None
     if not shareable or request.get("stream") or request.get("mock_response"):
-        return await send()
+        return await slotted(send, stream=bool(request.get("stream")))
     loop = asyncio.get_running_loop()
     slot = (id(loop), call_key(kind, config, request))
     while (first := _flights.get(slot)) is not None:
@@ -65,7 +69,7 @@ async def shared_call(
     _flights[slot] = flight
     response = None
     try:
-        response = await send()
+        response = await slotted(send)
         return response
     finally:
         if _flights.get(slot) is flight:

@@ -61,6 +61,7 @@ from graphrag.query.structured_search.base import SearchResult
 from gtog._dotted import MISSING, context_text, pick
 from gtog._errors import describe_exception
 from gtog._redact import Redactor
+from gtog.llm._slots import call_slot
 from gtog.search._endpoints import HEADER_PLACEHOLDERS, HttpEndpoint
 from gtog.search._http_errors import (
     NOT_RETRIED,
@@ -266,7 +267,8 @@ class HttpEngine:
             async def attempt() -> _Reply:
                 await self._before(attempts, values["question_id"])
                 try:
-                    return await self._attempt(client, url, body, headers)
+                    async with call_slot():  # (a run's calls in flight: gtog.llm._slots)
+                        return await self._attempt(client, url, body, headers)
                 except EndpointError as exc:
                     attempts.failure, attempts.failed_at = exc, time.monotonic()
                     raise

@@ -19,6 +19,7 @@ from graphrag.query.structured_search.base import SearchResult
 
 from gtog._errors import describe_exception
 from gtog.llm._errors import fatal_reason
+from gtog.llm._slots import holdup
 from gtog.llm._usage import UsageMeter, UsageTally, metering
 from gtog.search._metering import watch_swallowed_errors
 
@@ -51,10 +52,12 @@ class SearchEngine(Protocol):
 class SearchFailed(Exception):
     """A search raised, timed out, or its engine swallowed an error; `usage` is what it spent."""
 
-    def __init__(self, message: str, usage: UsageTally, seconds: float) -> None:
+    def __init__(self, message: str, usage: UsageTally, seconds: float, held: float = 0.0) -> None:
         super().__init__(message)
         self.usage = usage
         self.seconds = seconds
+        self.held = held
+        """Seconds the search was held back by the run's call slots (not in `seconds`)."""
 
 
 @dataclass
@@ -66,6 +69,8 @@ class SearchOutcome:
     seconds: float
     cut: str | None = None
     """`length` when the answer was cut at max_tokens (its last reply's finish reason)."""
+    held: float = 0.0
+    """Seconds the search was held back by the run's call slots (not in `seconds`)."""
 
 
 def _failure(meter: UsageMeter, result: SearchResult | None) -> BaseException | str | None:
@@ -94,19 +99,29 @@ async def run_search(
     """Run one search with the server's usage; any failure raises `SearchFailed`.
 
     A fatal provider error (see `gtog.llm._errors.fatal_reason`) is raised as itself, so the
-    caller can stop the run. `timeout` bounds the whole search; `question_id` is what
-    `current_question_id()` says during it.
+    caller can stop the run. `timeout` bounds the search's own time (not the time its calls
+    waited for the run's call slots, `gtog.llm._slots`); `question_id` is what
+    `current_question_id()` says during it. The time held back by the slots is left out of
+    the outcome's `seconds`, and given apart (`held`).
     """
     watch_swallowed_errors()
     start = time.perf_counter()
     result: SearchResult | None = None
     token = _question_id.set(question_id)
-    with metering() as meter:
-        try:
-            result = await asyncio.wait_for(engine.search(query), timeout)
+    with metering() as meter, holdup() as held:
+
+        async def bounded() -> SearchResult:
+            async with asyncio.timeout(timeout) as held.timeout:
+                return await engine.search(query)
+
+        try:  # (a task of its own, as wait_for made: the search's context stays its own)
+            result = await asyncio.ensure_future(bounded())
         except TimeoutError:
             raise SearchFailed(
-                f"timed out after {timeout:g} s", meter.tally, time.perf_counter() - start
+                f"timed out after {timeout:g} s",
+                meter.tally,
+                time.perf_counter() - start - held.seconds,
+                held.seconds,
             ) from None
         except SearchFailed:
             raise
@@ -114,14 +129,14 @@ async def run_search(
             meter.errors.insert(0, exc)
         finally:
             _question_id.reset(token)
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start - held.seconds
     why = _failure(meter, result)
     if isinstance(why, BaseException):
         if fatal_reason(why) is not None:
             raise why
-        raise SearchFailed(describe_exception(why), meter.tally, seconds) from why
+        raise SearchFailed(describe_exception(why), meter.tally, seconds, held.seconds) from why
     if why is not None or result is None:
-        raise SearchFailed(why or "no result", meter.tally, seconds)
+        raise SearchFailed(why or "no result", meter.tally, seconds, held.seconds)
     tally = meter.tally
     result.completion_time = seconds
     result.llm_calls = tally.total_calls
@@ -131,7 +146,7 @@ async def run_search(
     result.llm_calls_categories = {s: tally.llm_calls.get(s, 0) for s in stages}
     result.prompt_tokens_categories = {s: tally.prompt_tokens.get(s, 0) for s in stages}
     result.output_tokens_categories = {s: tally.output_tokens.get(s, 0) for s in stages}
-    return SearchOutcome(result, tally, seconds, meter.last_cut)
+    return SearchOutcome(result, tally, seconds, meter.last_cut, held.seconds)
 
 
 def retrieved_sources(result: SearchResult) -> list[dict[str, str]] | None:

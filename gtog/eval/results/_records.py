@@ -74,7 +74,8 @@ class Efficiency(BaseModel):
     """Embedding requests (the query's embedding, ToG's linking); not in `llm_calls`."""
     embedding_tokens: int | None = 0
     queue_wait: float | None = None
-    """Seconds the pair waited for a concurrency slot (not part of `latency`)."""
+    """Seconds the pair waited to start, and its search for call slots (`gtog.llm._slots`);
+    not part of `latency`."""
     cached_calls: int | None = 0
     """Chat and embedding calls replayed from the model-call cache (counted in the figures
     above as when first made; nothing was sent)."""

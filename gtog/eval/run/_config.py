@@ -341,6 +341,8 @@ class EvalConfig(_Strict):
     output: OutputConfig = Field(default_factory=OutputConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     concurrency: int = Field(default=4, ge=1, le=256)
+    """Model calls (and HTTP method requests) in flight at once; the run keeps a quarter
+    more questions going (`gtog.llm._slots`)."""
     epochs: int = Field(default=1, ge=1, le=100)
     """Answer each (question, method) this many times (repeats are new samples); each
     metric is averaged per question, and 0/1 metrics also get pass@k, pass^k and the flip

@@ -53,6 +53,7 @@ from gtog.llm._budget import Limits, pair_budget
 from gtog.llm._errors import fatal_reason
 from gtog.llm._models import import_clients, run_sync
 from gtog.llm._repeat import answering_epoch
+from gtog.llm._slots import call_slots, questions_at_once
 from gtog.search._context_process import ContextProcess, wants_context_process
 from gtog.search._offloop import context_threads, use_context_process
 
@@ -162,8 +163,8 @@ async def run_evaluation_async(
         checkpoint = Checkpoint.create(path, run.spec)
     ahead, run.engines = run.engines, None  # (the first index opened ahead: taken)
     engines = ahead if isinstance(ahead, Engines) else Engines(run)
-    concurrency = run.concurrency
-    limit = asyncio.Semaphore(concurrency)
+    concurrency = run.concurrency  # calls in flight; a few more questions (gtog.llm._slots)
+    limit = asyncio.Semaphore(questions_at_once(concurrency))
     loop = asyncio.get_running_loop()
     todo, to_judge = run.todo, run.to_judge
     guard = Guard(parse_budget(run.options.max_errors, len(todo) + len(to_judge)))
@@ -253,8 +254,8 @@ async def run_evaluation_async(
                 left.append(answer_key(item.qid, method, epoch))
                 schedule.done(item, method)
                 return
-        if record.efficiency is not None:
-            record.efficiency.queue_wait = waited
+        if record.efficiency is not None:  # (its search's wait for call slots, and this)
+            record.efficiency.queue_wait = waited + (record.efficiency.queue_wait or 0.0)
         await finish(record)
         schedule.done(item, method)
 
@@ -284,6 +285,7 @@ async def run_evaluation_async(
             await loop.run_in_executor(None, import_engines, run)
         with (
             _run_environment(loop, concurrency),
+            call_slots(concurrency),
             context_threads(),
             use_context_process(process),
             embeddings_ahead(run.ahead),

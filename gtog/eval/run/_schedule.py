@@ -4,15 +4,16 @@ The pairs to search run index after index (in the order the dataset names the in
 each index's questions in dataset order). An index's engines are built when its first
 pair starts and released when its last pair is done; with free concurrency the next
 index's pairs start (and its engines are built) while the previous index's last questions
-finish. At most about `concurrency + 2` indexes are loaded at once, whatever the number of
-indexes, and the first answer waits for one index, not all of them.
+finish. At most about `questions_at_once(concurrency) + 2` indexes are loaded at once,
+whatever the number of indexes, and the first answer waits for one index, not all of them.
 
 The next index is opened ahead: once the pairs of an index that have not started are no
-more than the run's concurrency, its successor's engines are built (in the engines'
-thread) while those last pairs run, so its first questions find them built instead of
-all waiting for them at once, with the run's calls stalled meanwhile. The first index is
-opened before the loop starts (`open_first_index`), while the vector-size check's embeddings
-of the first round's questions are awaited.
+more than the questions the run keeps going (`gtog.llm._slots.questions_at_once`), its
+successor's engines are built (in the engines' thread) while those last pairs run, so its
+first questions find them built instead of all waiting for them at once, with the run's
+calls stalled meanwhile. The first index is opened before the loop starts
+(`open_first_index`), while the vector-size check's embeddings of the first round's
+questions are awaited.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gtog.eval._dataset import QAItem
 from gtog.eval.run._answers import AnswerBook
 from gtog.eval.run._engines import Engines
 from gtog.eval.run._state import EvalRun, Pair, by_index
+from gtog.llm._slots import questions_at_once
 from gtog.search._outcome import SearchEngine
 
 __all__ = ["IndexSchedule", "open_first_index"]
@@ -65,12 +67,12 @@ class IndexSchedule:
         return self._engines.get(item.index_key, method)
 
     def _open_next(self, key: str) -> None:
-        """Open the index after `key` once `key`'s pairs still to start fit in the run's
-        concurrency (its last questions are then running, or about to)."""
+        """Open the index after `key` once `key`'s pairs still to start fit in the questions
+        the run keeps going (its last questions are then running, or about to)."""
         following = self._next.get(key)
         if following is None or following in self._ahead:
             return
-        if self._unstarted[key] > self._run.concurrency:
+        if self._unstarted[key] > questions_at_once(self._run.concurrency):
             return
         task = asyncio.get_running_loop().create_task(
             self._engines.open(following, self._methods[following])

@@ -85,6 +85,7 @@ async def search_into(
             if http
             else _efficiency(failed.usage, failed.seconds)
         )
+        record.efficiency.queue_wait = failed.held  # (the loop adds the pair's own wait)
         return None
     result = outcome.result
     record.response = result.response if isinstance(result.response, str) else str(result.response)
@@ -94,6 +95,7 @@ async def search_into(
         if http
         else _efficiency(outcome.usage, outcome.seconds, result)
     )
+    record.efficiency.queue_wait = outcome.held  # (the loop adds the pair's own wait)
     if outcome.cut is not None:
         record.finish_reason = outcome.cut
         if run.config.truncated_answers == "error":  # kept, but never judged as an answer

@@ -148,7 +148,7 @@ class EvalRun:
 
     @property
     def concurrency(self) -> int:
-        """Questions in flight at once: `--concurrency`, else the config's."""
+        """Calls in flight at once (`gtog.llm._slots`): `--concurrency`, else the config's."""
         return self.options.concurrency or self.config.concurrency
 
     @property
