@@ -158,6 +158,8 @@ async def slotted(send: Callable[[], Awaitable[Any]], stream: bool = False) -> A
 class _Chunks:
     """A streamed reply that gives its slot back when read to the end, closed or dropped."""
 
+    _give: Callable[[], None] | None = None
+
     def __init__(self, inner: Any, give: Callable[[], None]) -> None:
         self._inner = inner
         self._give: Callable[[], None] | None = give

@@ -116,13 +116,16 @@ async def run_search(
 
         try:  # (a task of its own, as wait_for made: the search's context stays its own)
             result = await asyncio.ensure_future(bounded())
-        except TimeoutError:
-            raise SearchFailed(
-                f"timed out after {timeout:g} s",
-                meter.tally,
-                time.perf_counter() - start - held.seconds,
-                held.seconds,
-            ) from None
+        except TimeoutError as exc:
+            if held.timeout is None or not held.timeout.expired():  # (the engine's own)
+                meter.errors.insert(0, exc)
+            else:
+                raise SearchFailed(
+                    f"timed out after {timeout:g} s",
+                    meter.tally,
+                    time.perf_counter() - start - held.seconds,
+                    held.seconds,
+                ) from None
         except SearchFailed:
             raise
         except Exception as exc:
