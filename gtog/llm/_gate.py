@@ -39,6 +39,7 @@ from graphrag_cache import Cache
 from gtog.llm._budget import refusal
 from gtog.llm._cache import rejection
 from gtog.llm._runcalls import CACHED_MARK, RunCalls, current_calls, model_calls
+from gtog.llm._slots import take_slot
 
 __all__ = ["CALL_GATE", "CallGate", "RunCalls", "current_calls", "model_calls"]
 
@@ -107,6 +108,7 @@ class CallGate(Cache):
         if refused is not None:
             raise refused
         await _after_own_writes()
+        await take_slot()  # (the request goes out now: gtog.llm._slots)
         return None
 
     async def set(self, key: str, value: Any, debug_data: dict | None = None) -> None:

@@ -2,11 +2,13 @@
 
 A run's `concurrency` bounds what the endpoint sees: the model calls (and the requests to
 an HTTP method) in flight at once. Each takes one of the run's call slots (`call_slots`,
-set around the run's loop) before it goes out and gives it back once its reply is read (a
-streamed answer's last chunk; a model call waiting to be retried keeps its slot). The run
-keeps a few more questions going than that (`questions_at_once`), so that a question's
-own work between its calls (its context, its answer's scoring, its record) leaves no
-slot empty: the calls of the others fill it.
+set around the run's loop) as it goes out and gives it back once its reply is read (a
+streamed answer's last chunk; a model call waiting to be retried keeps its slot). A model
+call takes it in the call gate (`gtog.llm._gate`), once no stored reply answers it and the
+pair's earlier replies are written: a reply replayed from the cache, or a wait on the disk,
+holds no slot. The run keeps a few more questions going than that (`questions_at_once`),
+so that a question's own work between its calls (its context, its answer's scoring, its
+record) leaves no slot empty: the calls of the others fill it.
 
 A search's time held back by the slots (a call of its own waiting, none out) is not the
 method's: `Holdup` counts it apart (the pair's `queue_wait`, not its latency) and stops
@@ -22,12 +24,23 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
-__all__ = ["Holdup", "call_slot", "call_slots", "holdup", "questions_at_once", "slotted"]
+__all__ = [
+    "Holdup",
+    "call_slot",
+    "call_slots",
+    "holdup",
+    "questions_at_once",
+    "slotted",
+    "take_slot",
+]
 
 _slots: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.ContextVar(
     "gtog_call_slots", default=None
 )
 _holdup: contextvars.ContextVar[Holdup | None] = contextvars.ContextVar("gtog_holdup", default=None)
+_ticket: contextvars.ContextVar[_Ticket | None] = contextvars.ContextVar(
+    "gtog_slot_ticket", default=None
+)
 
 
 def questions_at_once(concurrency: int) -> int:
@@ -137,12 +150,48 @@ async def call_slot() -> AsyncIterator[None]:
         _give(slots, held)
 
 
+class _Ticket:
+    """A call's right to a slot, taken once the call is about to go out (`take_slot`)."""
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self.slots = slots
+        self.taken = False
+        self.held: Holdup | None = None
+
+    async def take(self) -> None:
+        if not self.taken:
+            self.held = await _take(self.slots)
+            self.taken = True
+
+    def give(self) -> None:
+        if self.taken:
+            self.taken = False
+            _give(self.slots, self.held)
+
+
+async def take_slot() -> None:
+    """The current call is about to go out (the call gate found no reply to replay and no
+    limit that refuses it): its slot now, if the run has slots."""
+    ticket = _ticket.get()
+    if ticket is not None:
+        await ticket.take()
+
+
 async def slotted(send: Callable[[], Awaitable[Any]], stream: bool = False) -> Any:
     """`await send()` in a call slot; a stream (`stream`: its reply is an async iterator)
-    keeps the slot until it is read to its end or closed."""
+    keeps the slot until it is read to its end or closed. A call that passes the call gate
+    (not streamed) takes its slot there, once its cache lookup and waits are done."""
     slots = _slots.get()
     if slots is None:
         return await send()
+    if not stream:
+        ticket = _Ticket(slots)
+        token = _ticket.set(ticket)
+        try:
+            return await send()
+        finally:
+            _ticket.reset(token)
+            ticket.give()
     held = await _take(slots)
     try:
         reply = await send()

@@ -161,3 +161,47 @@ def test_time_held_back_by_the_slots_is_not_the_searchs_nor_its_timeouts() -> No
     # a search slow on its own still times out, after its own half second, not before
     assert slow.held >= 0.5
     assert slow.seconds >= 0.5
+
+
+class _OwnTimeout:
+    """An engine that raises a TimeoutError of its own (a client's read timeout)."""
+
+    async def search(self, query: str) -> SearchResult:
+        raise TimeoutError("read timed out")
+
+
+@pytest.mark.parametrize("timeout", [None, 30.0])
+def test_an_engines_own_timeout_is_its_error_not_the_searchs_timeout(timeout) -> None:
+    with pytest.raises(SearchFailed) as failed:
+        asyncio.run(run_search(_OwnTimeout(), "q", timeout=timeout))
+    assert "read timed out" in str(failed.value)
+    assert "timed out after" not in str(failed.value)
+
+
+def test_a_reply_replayed_from_the_cache_waits_for_no_slot(tmp_path: Path) -> None:
+    rules = [Rule("a", lambda r: True, lambda r: "the keeper")]
+    with ScriptedServer(rules, delay=0.2) as server:
+        chat = chat_model_from_config(
+            _config(tmp_path, server.base_url), "default_completion_model"
+        )
+        ask = [{"role": "user", "content": "Who keeps the lighthouse?"}]
+
+        async def main() -> list[str]:
+            with model_calls(RunCalls(CallStore(tmp_path / "c"))), call_slots(1):
+                first = await chat.chat(ask)  # sent, and stored
+                taken = asyncio.Event()
+
+                async def hold() -> None:
+                    async with call_slot():
+                        taken.set()
+                        await asyncio.sleep(30)
+
+                holder = asyncio.ensure_future(hold())
+                await taken.wait()
+                async with asyncio.timeout(10):  # the only slot is held: replayed all the same
+                    again = await chat.chat(ask)
+                holder.cancel()
+                return [first.text, again.text, str(again.cached)]
+
+        assert asyncio.run(main()) == ["the keeper", "the keeper", "True"]
+        assert server.arrived.get("chat") == 1
