@@ -198,9 +198,6 @@ async def slotted(send: Callable[[], Awaitable[Any]], stream: bool = False) -> A
     except BaseException:
         _give(slots, held)
         raise
-    if not stream:
-        _give(slots, held)
-        return reply
     return _Chunks(reply, lambda: _give(slots, held))
 
 
