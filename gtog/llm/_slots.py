@@ -116,24 +116,38 @@ def holdup() -> Iterator[Holdup]:
         _holdup.reset(token)
 
 
-async def _take(slots: asyncio.Semaphore) -> Holdup | None:
-    held = _holdup.get()
-    if held is None:
-        await slots.acquire()
-        return None
-    held._change(1, 0)
-    try:
-        await slots.acquire()
-    finally:
-        held._change(-1, 0)
-    held._change(0, 1)
-    return held
+class _Ticket:
+    """One call's slot: taken once (`take`: at once, or where the call gate lets the call
+    out, `take_slot`) and given back once (`give`); the current search's Holdup is told."""
 
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self.slots = slots
+        self.taken = False
+        self.held = _holdup.get()
 
-def _give(slots: asyncio.Semaphore, held: Holdup | None) -> None:
-    slots.release()
-    if held is not None:
-        held._change(0, -1)
+    async def take(self) -> None:
+        if self.taken:
+            return
+        held = self.held
+        if held is not None:
+            held._change(1, 0)
+        try:
+            await self.slots.acquire()
+        except BaseException:  # (cancelled while waiting)
+            if held is not None:
+                held._change(-1, 0)
+            raise
+        if held is not None:
+            held._change(-1, 1)
+        self.taken = True
+
+    def give(self) -> None:
+        if not self.taken:
+            return
+        self.taken = False
+        self.slots.release()
+        if self.held is not None:
+            self.held._change(0, -1)
 
 
 @asynccontextmanager
@@ -143,30 +157,12 @@ async def call_slot() -> AsyncIterator[None]:
     if slots is None:
         yield
         return
-    held = await _take(slots)
+    ticket = _Ticket(slots)
+    await ticket.take()
     try:
         yield
     finally:
-        _give(slots, held)
-
-
-class _Ticket:
-    """A call's right to a slot, taken once the call is about to go out (`take_slot`)."""
-
-    def __init__(self, slots: asyncio.Semaphore) -> None:
-        self.slots = slots
-        self.taken = False
-        self.held: Holdup | None = None
-
-    async def take(self) -> None:
-        if not self.taken:
-            self.held = await _take(self.slots)
-            self.taken = True
-
-    def give(self) -> None:
-        if self.taken:
-            self.taken = False
-            _give(self.slots, self.held)
+        ticket.give()
 
 
 async def take_slot() -> None:
@@ -184,36 +180,35 @@ async def slotted(send: Callable[[], Awaitable[Any]], stream: bool = False) -> A
     slots = _slots.get()
     if slots is None:
         return await send()
+    ticket = _Ticket(slots)
     if not stream:
-        ticket = _Ticket(slots)
         token = _ticket.set(ticket)
         try:
             return await send()
         finally:
             _ticket.reset(token)
             ticket.give()
-    held = await _take(slots)
+    await ticket.take()
     try:
         reply = await send()
     except BaseException:
-        _give(slots, held)
+        ticket.give()
         raise
-    return _Chunks(reply, lambda: _give(slots, held))
+    return _Chunks(reply, ticket)
 
 
 class _Chunks:
     """A streamed reply that gives its slot back when read to the end, closed or dropped."""
 
-    _give: Callable[[], None] | None = None
+    _ticket: _Ticket | None = None
 
-    def __init__(self, inner: Any, give: Callable[[], None]) -> None:
+    def __init__(self, inner: Any, ticket: _Ticket) -> None:
         self._inner = inner
-        self._give: Callable[[], None] | None = give
+        self._ticket = ticket
 
     def _done(self) -> None:
-        give, self._give = self._give, None
-        if give is not None:
-            give()
+        if self._ticket is not None:
+            self._ticket.give()  # (once: a ticket given back is not given again)
 
     def __aiter__(self) -> _Chunks:
         return self
